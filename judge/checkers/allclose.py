@@ -1,0 +1,65 @@
+"""Closeness within |got - expected| <= atol + rtol * |expected|, with per-dtype defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from judge.checkers.base import (
+    FLOAT_DTYPES,
+    Mismatch,
+    describe_failure,
+    special_failure,
+    special_mismatch,
+    structural_mismatch,
+)
+from judge.checkers.exact import Exact
+
+# The defaults of torch.testing.assert_close, so that "close" means what PyTorch users expect.
+DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
+
+
+@dataclass(frozen=True)
+class AllClose:
+    rtol: float | None = None
+    atol: float | None = None
+    name: str = "allclose"
+
+    def tolerances(self, dtype: torch.dtype) -> tuple[float, float]:
+        rtol, atol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+        return (rtol if self.rtol is None else self.rtol, atol if self.atol is None else self.atol)
+
+    def describe(self) -> str:
+        if self.rtol is None and self.atol is None:
+            return "allclose (per-dtype defaults)"
+        return f"allclose (rtol={self.rtol}, atol={self.atol})"
+
+    def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
+        if (m := structural_mismatch(path, expected, got)) is not None:
+            return m
+        if expected.dtype not in FLOAT_DTYPES:
+            return Exact().check(path, expected, got)
+        special = special_mismatch(expected, got)
+        if bool(special.any()):
+            return special_failure(path, expected, got, special)
+        rtol, atol = self.tolerances(expected.dtype)
+        e = expected.to(torch.float64)
+        g = got.to(torch.float64)
+        finite = torch.isfinite(e)
+        diff = (g - e).abs().masked_fill(~finite, 0.0)
+        bad = diff > atol + rtol * e.abs().masked_fill(~finite, 0.0)
+        if bool(bad.any()):
+            return describe_failure(path, expected, got, bad, f"容差 tolerance rtol={rtol:g}, atol={atol:g}")
+        return None
+
+
+def allclose(rtol: float | None = None, atol: float | None = None) -> AllClose:
+    if (rtol is not None and rtol < 0) or (atol is not None and atol < 0):
+        raise ValueError("allclose tolerances must be non-negative")
+    return AllClose(rtol, atol)

@@ -1,0 +1,120 @@
+"""The `judge` command line: run, validate, new."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judge.settings import JudgeSettings
+
+
+def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.backends import BackendUnavailable, make_backend
+    from judge.expected import ExpectedStore
+    from judge.grading import judge_source
+    from judge.package import PackageError, find_problem
+    from judge.report import render_table
+    from judge.verdicts import Verdict
+
+    try:
+        problem = find_problem(args.problem, settings.problems_dir)
+        problem.cases  # noqa: B018 - load the case table now, so package errors surface here
+    except PackageError as exc:
+        print(f"judge: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.solution)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        print(f"judge: no such file: {path}", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"judge: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        backend, warnings = make_backend(args.backend or settings.backend)
+    except BackendUnavailable as exc:
+        print(f"judge: {exc}", file=sys.stderr)
+        return 2
+    store = ExpectedStore(settings.cache_dir, settings.startup_s)
+    report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
+    report.warnings = warnings + report.warnings
+    if args.json:
+        print(report.to_json())
+    else:
+        print(render_table(report, problem.spec.title.zh))
+    return 0 if report.verdict == Verdict.AC else 1
+
+
+def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.backends import BackendUnavailable, make_backend
+    from judge.package import all_problem_dirs
+    from judge.validate import render_validation, validate_package
+
+    dirs = [Path(d) for d in args.dirs]
+    if args.all:
+        dirs += all_problem_dirs(settings.problems_dir)
+    if not dirs:
+        print("judge validate: name package folders or pass --all", file=sys.stderr)
+        return 2
+    try:
+        backend, _ = make_backend(args.backend or settings.backend)
+    except BackendUnavailable as exc:
+        print(f"judge: {exc}", file=sys.stderr)
+        return 2
+    results = [validate_package(d, backend, settings) for d in dirs]
+    if args.json:
+        import json
+
+        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+    else:
+        print(render_validation(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.scaffold import ScaffoldError, scaffold
+
+    try:
+        path = scaffold(args.id, args.slug, Path(args.dir) if args.dir else settings.problems_dir)
+    except ScaffoldError as exc:
+        print(f"judge new: {exc}", file=sys.stderr)
+        return 2
+    print(f"created {path}")
+    print(f"next: edit its files, then run `judge validate {path}` until every check passes")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="judge", description="Judge hand-written Transformer exercises.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="judge a solution file against a problem")
+    run.add_argument("problem", help="problem id (204) or package folder")
+    run.add_argument("solution", help="path to your solution .py")
+    run.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
+    run.add_argument("--cases", choices=["public", "all"], default="all")
+    run.add_argument("--json", action="store_true", help="print the JSON report")
+    run.set_defaults(func=_run)
+
+    val = sub.add_parser("validate", help="check that problem packages are sound")
+    val.add_argument("dirs", nargs="*", help="package folders")
+    val.add_argument("--all", action="store_true", help="every package under the problems folder")
+    val.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
+    val.add_argument("--json", action="store_true")
+    val.set_defaults(func=_validate)
+
+    new = sub.add_parser("new", help="scaffold a new problem package")
+    new.add_argument("id", help="numeric id, e.g. 301")
+    new.add_argument("slug", help="lowercase-with-dashes, e.g. kv-cache")
+    new.add_argument("--dir", help="where to create it (default: the problems folder)")
+    new.set_defaults(func=_new)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = JudgeSettings()
+    code: int = args.func(args, settings)
+    return code

@@ -1,0 +1,202 @@
+"""Run solutions through a backend and turn the raw outcome into per-case runner results.
+
+Nothing here decides correctness: that happens in grading, against the reference. This
+module says what the runner reported for each case, and, for cases it never reported, why
+the process stopped (time, memory, output, a crash, or the judge's own failure).
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from judge.observations import ObservationError, decode
+from judge.package import Problem
+from judge.protocol import ParsedStream, StreamLimits, parse_stream
+from judge.runner.job import RunnerJob, SolutionSource
+from judge.runner.main import EXIT_INTERNAL
+from judge.verdicts import Verdict
+from sandbox.backend import Backend, Limits, Outcome
+
+CaseStatus = Literal["ok", "error", "memory", "forbidden"]
+LOG_TAIL = 2000
+
+
+@dataclass
+class CaseRun:
+    """What the runner reported for one case of one solution."""
+
+    status: CaseStatus
+    time_ms: float = 0.0
+    observations: Any = None
+    message: str = ""
+    api: str | None = None
+
+
+@dataclass
+class SolutionRun:
+    load_status: str | None = None  # ok, ce, error, memory; None when the runner never got there
+    load_message: str = ""
+    cases: dict[str, CaseRun] = field(default_factory=dict)
+
+
+@dataclass
+class Stop:
+    """Why cases without a report have none."""
+
+    verdict: Verdict
+    message: str
+
+
+@dataclass
+class RunResult:
+    solutions: list[SolutionRun]
+    outcome: Outcome
+    stop: Stop | None  # None when the runner finished normally
+    runtime: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def log(self) -> str:
+        return self.outcome.log.decode("utf-8", errors="replace")
+
+
+def limits_for(problem: Problem, startup_s: float) -> Limits:
+    spec = problem.spec.limits
+    return Limits(
+        startup_s=startup_s,
+        wall_s=spec.time_s,
+        cpu_s=startup_s + spec.time_s,
+        memory_bytes=spec.memory_mb * 1024 * 1024,
+        log_bytes=spec.output_kb * 1024,
+    )
+
+
+def run_solutions(
+    problem: Problem,
+    solutions: list[SolutionSource],
+    case_names: list[str],
+    backend: Backend,
+    limits: Limits,
+) -> RunResult:
+    job = RunnerJob(
+        problem=problem.id,
+        entry_points=list(problem.spec.entry_points),
+        cases_source=problem.read("cases.py"),
+        case_names=case_names,
+        solutions=solutions,
+        forbidden=list(problem.spec.forbidden),
+    )
+    command = [backend_python(backend), "-m", "judge.runner"]
+    outcome = backend.run(command, job.to_bytes(), limits)
+    stream_limits = StreamLimits(max_bytes=limits.result_bytes)
+    parsed = parse_stream(outcome.result, stream_limits)
+    return interpret(parsed, outcome, len(solutions), limits)
+
+
+def backend_python(backend: Backend) -> str:
+    return str(getattr(backend, "python", "python3"))
+
+
+def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: Limits) -> RunResult:
+    runs = [SolutionRun() for _ in range(n_solutions)]
+    runtime: dict[str, Any] = {}
+    finished = False
+    stream_error = parsed.error
+    for frame in parsed.frames:
+        head = frame.head
+        kind = frame.kind
+        if kind == "hello":
+            runtime = {k: head.get(k) for k in ("torch", "python", "protocol")}
+            continue
+        if kind == "done":
+            finished = True
+            continue
+        index = head.get("solution")
+        if not isinstance(index, int) or not 0 <= index < n_solutions:
+            stream_error = stream_error or f"frame names solution {index!r}"
+            break
+        if kind == "load":
+            runs[index].load_status = str(head.get("status"))
+            runs[index].load_message = str(head.get("message", ""))
+        elif kind == "case":
+            name = head.get("case")
+            if not isinstance(name, str):
+                stream_error = stream_error or "case frame without a case name"
+                break
+            try:
+                runs[index].cases[name] = case_run(head, frame.tensors)
+            except ObservationError as exc:
+                stream_error = stream_error or f"case {name}: {exc}"
+                break
+        else:
+            stream_error = stream_error or f"unknown frame kind {kind!r}"
+            break
+    stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits)
+    return RunResult(runs, outcome, stop, runtime)
+
+
+def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
+    status = head.get("status")
+    time_ms = head.get("time_ms")
+    elapsed = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else 0.0
+    message = str(head.get("message", ""))[:8000]
+    if status == "ok":
+        return CaseRun("ok", elapsed, decode(head.get("obs"), tensors))
+    if status == "forbidden":
+        return CaseRun("forbidden", elapsed, api=str(head.get("api", "?"))[:200])
+    if status in ("error", "memory"):
+        return CaseRun(status, elapsed, message=message)
+    raise ObservationError(f"unknown case status {status!r}")
+
+
+def classify_stop(
+    outcome: Outcome, ready: bool, finished: bool, stream_error: str | None, limits: Limits
+) -> Stop | None:
+    """Why the run ended early, in words a learner understands; None for a normal finish."""
+    tail = outcome.log.decode("utf-8", errors="replace")[-LOG_TAIL:].strip()
+    if outcome.system_error:
+        return Stop(Verdict.SE, f"评测系统出错 the sandbox failed: {outcome.system_error}")
+    if outcome.startup_timed_out or not ready:
+        why = "did not become ready in time" if outcome.startup_timed_out else "failed before it was ready"
+        return Stop(Verdict.SE, f"评测进程启动失败 the runner {why}" + (f":\n{tail}" if tail else ""))
+    if outcome.result_overflow:
+        return Stop(
+            Verdict.OLE,
+            f"返回的观测数据超过 {limits.result_bytes // (1024 * 1024)} MiB / "
+            "your outputs are larger than the judge accepts",
+        )
+    if outcome.log_overflow:
+        return Stop(
+            Verdict.OLE,
+            f"打印输出超过 {limits.log_bytes // 1024} KiB / your code printed more than "
+            f"{limits.log_bytes // 1024} KiB; remove debug prints from loops",
+        )
+    if outcome.timed_out or outcome.cpu_exceeded:
+        what = "CPU time" if outcome.cpu_exceeded and not outcome.timed_out else "time"
+        return Stop(
+            Verdict.TLE,
+            f"运行超时 your code ran out of {what}: limit {limits.wall_s:g} s for all cases together",
+        )
+    if outcome.memory_exceeded:
+        return Stop(
+            Verdict.MLE,
+            f"内存超限 your code used more than {limits.memory_bytes // (1024 * 1024)} MiB and was stopped",
+        )
+    if outcome.exit_code == EXIT_INTERNAL:
+        return Stop(Verdict.SE, "评测进程内部错误 the runner failed" + (f":\n{tail}" if tail else ""))
+    if outcome.signal is not None:
+        name = signal.Signals(outcome.signal).name if outcome.signal in signal.Signals else str(outcome.signal)
+        return Stop(Verdict.RE, f"进程被信号 {name} 终止 your code's process was killed by {name}")
+    if stream_error:
+        return Stop(
+            Verdict.RE,
+            f"结果流被破坏 the result stream was damaged ({stream_error}); "
+            "did your code write to inherited file descriptors?",
+        )
+    if not finished:
+        return Stop(
+            Verdict.RE,
+            f"你的代码提前结束了进程 your code ended the process early (exit code {outcome.exit_code})",
+        )
+    return None

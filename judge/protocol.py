@@ -1,0 +1,185 @@
+"""The runner protocol: frames of (JSON head, safetensors blob) over one byte stream.
+
+The runner writes frames to a private copy of its original stdout; the learner's own
+prints go to stderr. Each frame is
+
+    b"JDG1" | u32 head length (big-endian) | u64 blob length (big-endian) | head | blob
+
+where head is a UTF-8 JSON object and blob is empty or a safetensors file. The judge reads
+the stream with hard limits and builds tensors only after it has checked the safetensors
+header itself: dtype, shape, offsets, tensor count and element count. Nothing is unpickled.
+
+Frame kinds, in order: "hello" (runner ready, torch imported), then per solution a "load"
+frame and one "case" frame per case, then "done".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+MAGIC = b"JDG1"
+PROTOCOL_VERSION = 1
+_PREFIX = struct.Struct(">4sIQ")
+
+# safetensors dtype names -> (torch dtype, bytes per element)
+SAFETENSORS_DTYPES: dict[str, tuple[torch.dtype, int]] = {
+    "F64": (torch.float64, 8),
+    "F32": (torch.float32, 4),
+    "F16": (torch.float16, 2),
+    "BF16": (torch.bfloat16, 2),
+    "I64": (torch.int64, 8),
+    "I32": (torch.int32, 4),
+    "I16": (torch.int16, 2),
+    "I8": (torch.int8, 1),
+    "U8": (torch.uint8, 1),
+    "BOOL": (torch.bool, 1),
+}
+
+
+class ProtocolError(ValueError):
+    """The stream is not a well-formed sequence of frames within the limits."""
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    max_bytes: int = 64 * 1024 * 1024
+    max_frames: int = 4096
+    max_head_bytes: int = 1024 * 1024
+    max_tensors_per_frame: int = 256
+    max_elements_per_frame: int = 16 * 1024 * 1024
+    max_elements_total: int = 32 * 1024 * 1024
+
+
+@dataclass
+class Frame:
+    head: dict[str, Any]
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return str(self.head.get("kind", ""))
+
+
+@dataclass
+class ParsedStream:
+    frames: list[Frame]
+    # Set when the stream ends inside a frame or holds bytes that are not a frame.
+    error: str | None = None
+
+
+def encode_frame(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> bytes:
+    """Serialise one frame. Used by the runner (inside the sandbox) and by tests."""
+    from safetensors.torch import save  # imported here: the judge side never needs it
+
+    head_bytes = json.dumps(head, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    blob = save(tensors) if tensors else b""
+    return _PREFIX.pack(MAGIC, len(head_bytes), len(blob)) + head_bytes + blob
+
+
+def parse_stream(data: bytes, limits: StreamLimits | None = None) -> ParsedStream:
+    """Parse frames from `data`. Stops at the first malformed frame and says why.
+
+    Frames before the bad one are kept, so a run that was killed mid-frame still
+    yields the cases it completed.
+    """
+    limits = limits or StreamLimits()
+    frames: list[Frame] = []
+    if len(data) > limits.max_bytes:
+        return ParsedStream(frames, f"result stream is larger than {limits.max_bytes} bytes")
+    pos = 0
+    total_elements = 0
+    while pos < len(data):
+        if len(frames) >= limits.max_frames:
+            return ParsedStream(frames, f"result stream has more than {limits.max_frames} frames")
+        if len(data) - pos < _PREFIX.size:
+            return ParsedStream(frames, "result stream ends inside a frame header")
+        magic, head_len, blob_len = _PREFIX.unpack_from(data, pos)
+        if magic != MAGIC:
+            return ParsedStream(frames, f"result stream has foreign bytes at offset {pos}")
+        if head_len > limits.max_head_bytes:
+            return ParsedStream(frames, f"frame head of {head_len} bytes exceeds {limits.max_head_bytes}")
+        start = pos + _PREFIX.size
+        end = start + head_len + blob_len
+        if end > len(data):
+            return ParsedStream(frames, "result stream ends inside a frame")
+        try:
+            head = json.loads(data[start : start + head_len].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            return ParsedStream(frames, f"frame head is not JSON: {exc}")
+        if not isinstance(head, dict) or not isinstance(head.get("kind"), str):
+            return ParsedStream(frames, "frame head is not an object with a kind")
+        try:
+            tensors, elements = parse_safetensors(data[start + head_len : end], limits)
+        except ProtocolError as exc:
+            return ParsedStream(frames, str(exc))
+        total_elements += elements
+        if total_elements > limits.max_elements_total:
+            return ParsedStream(frames, f"result stream holds more than {limits.max_elements_total} elements")
+        frames.append(Frame(head, tensors))
+        pos = end
+    return ParsedStream(frames)
+
+
+def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torch.Tensor], int]:
+    """Check a safetensors blob against the limits, then load it. Returns (tensors, elements)."""
+    if not blob:
+        return {}, 0
+    if len(blob) < 8:
+        raise ProtocolError("safetensors blob is shorter than its header size field")
+    (header_len,) = struct.unpack_from("<Q", blob, 0)
+    if header_len > min(limits.max_head_bytes, len(blob) - 8):
+        raise ProtocolError("safetensors header size is out of bounds")
+    try:
+        header = json.loads(blob[8 : 8 + header_len].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ProtocolError(f"safetensors header is not JSON: {exc}") from exc
+    if not isinstance(header, dict):
+        raise ProtocolError("safetensors header is not an object")
+    header.pop("__metadata__", None)
+    if len(header) > limits.max_tensors_per_frame:
+        raise ProtocolError(f"frame holds more than {limits.max_tensors_per_frame} tensors")
+    data_len = len(blob) - 8 - header_len
+    spans: list[tuple[int, int]] = []
+    elements = 0
+    for name, info in header.items():
+        if not isinstance(info, dict):
+            raise ProtocolError(f"tensor {name!r} has a malformed entry")
+        dtype_name, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+        if dtype_name not in SAFETENSORS_DTYPES:
+            raise ProtocolError(f"tensor {name!r} has an unsupported dtype {dtype_name!r}")
+        if not (isinstance(shape, list) and len(shape) <= 16):
+            raise ProtocolError(f"tensor {name!r} has a malformed shape")
+        if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**40 for d in shape):
+            raise ProtocolError(f"tensor {name!r} has a malformed shape")
+        if not (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+            and 0 <= offsets[0] <= offsets[1] <= data_len
+        ):
+            raise ProtocolError(f"tensor {name!r} has offsets outside the blob")
+        count = math.prod(shape)
+        elements += count
+        if elements > limits.max_elements_per_frame:
+            raise ProtocolError(f"frame holds more than {limits.max_elements_per_frame} elements")
+        if count * SAFETENSORS_DTYPES[dtype_name][1] != offsets[1] - offsets[0]:
+            raise ProtocolError(f"tensor {name!r} has a byte size that does not match its shape")
+        spans.append((offsets[0], offsets[1]))
+    spans.sort()
+    for (_, end_a), (start_b, _) in zip(spans, spans[1:], strict=False):
+        if start_b < end_a:
+            raise ProtocolError("safetensors tensors overlap")
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        tensors = load(bytes(blob))
+    except (SafetensorError, ValueError, RuntimeError) as exc:
+        raise ProtocolError(f"safetensors blob does not load: {exc}") from exc
+    return tensors, elements

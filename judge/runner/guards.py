@@ -1,0 +1,80 @@
+"""Forbidden APIs: replace each named function or class with a guard that records the call.
+
+A problem that asks the learner to write RMSNorm forbids `torch.nn.functional.rms_norm`
+and `torch.nn.RMSNorm`. Every alias of the object under `torch` is replaced (for example
+`torch.nn.RMSNorm` and `torch.nn.modules.normalization.RMSNorm`). A call raises
+`ForbiddenAPIError` and is also recorded, so that a solution that swallows the exception
+still fails the case. This is a teaching guard, not a security boundary.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from typing import Any
+
+
+class ForbiddenAPIError(RuntimeError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is forbidden in this problem")
+        self.api = name
+
+
+class Guards:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def _record(self, name: str) -> None:
+        if name not in self.calls:
+            self.calls.append(name)
+
+    def install(self, dotted_names: list[str]) -> None:
+        for dotted in dotted_names:
+            original = resolve(dotted)
+            guarded = self._guard(dotted, original)
+            for module in list(sys.modules.values()):
+                mod_name = getattr(module, "__name__", "")
+                if not isinstance(mod_name, str) or not (mod_name == "torch" or mod_name.startswith("torch.")):
+                    continue
+                try:
+                    attrs = [k for k, v in vars(module).items() if v is original]
+                except TypeError:
+                    continue
+                for attr in attrs:
+                    setattr(module, attr, guarded)
+
+    def _guard(self, dotted: str, original: Any) -> Any:
+        guards = self
+
+        if isinstance(original, type):
+
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                guards._record(dotted)
+                raise ForbiddenAPIError(dotted)
+
+            return type(original.__name__, (original,), {"__init__": __init__, "__module__": original.__module__})
+
+        @functools.wraps(original)
+        def forbidden(*args: Any, **kwargs: Any) -> Any:
+            guards._record(dotted)
+            raise ForbiddenAPIError(dotted)
+
+        return forbidden
+
+
+def resolve(dotted: str) -> Any:
+    """Import `a.b.c.name` by importing the longest module prefix, then following attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"cannot resolve forbidden API {dotted!r}")

@@ -1,0 +1,201 @@
+"""The runner: loads solutions, runs cases, writes observation frames. Runs inside the sandbox.
+
+It is started as `python -m judge.runner` with the job on stdin. Before any learner code is
+loaded it moves the result stream to a private file descriptor and points fd 1 at stderr,
+so the learner's prints cannot interleave with frames. It decides nothing about
+correctness: it only reports what each case observed, or how the case failed.
+
+Exit status 0 means the runner finished (whatever the cases did); 70 means the runner
+itself failed, which the judge reports as a system error, never as the learner's fault.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import types
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+EXIT_INTERNAL = 70
+
+
+def main() -> int:
+    # Move the result stream off fd 1 before anything can print to it.
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
+    out = os.fdopen(result_fd, "wb", buffering=0)
+    try:
+        return _run(out)
+    except Exception as exc:  # the runner's own failure, not the learner's
+        import traceback
+
+        sys.stderr.write("judge runner internal error:\n" + traceback.format_exc())
+        sys.stderr.flush()
+        del exc
+        return EXIT_INTERNAL
+
+
+def _run(out: BinaryIO) -> int:
+    from judge.runner.job import MAX_JOB_BYTES, RunnerJob
+
+    data = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
+    if len(data) > MAX_JOB_BYTES:
+        raise ValueError("job is larger than the runner accepts")
+    job = RunnerJob.from_bytes(data)
+    sys.stdin.close()
+
+    import torch
+
+    from judge.protocol import encode_frame
+
+    torch.set_num_threads(job.threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass  # already set; harmless
+
+    def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
+        out.write(encode_frame(head, tensors))
+
+    emit(
+        {
+            "kind": "hello",
+            "protocol": job.protocol,
+            "torch": torch.__version__,
+            "python": sys.version.split()[0],
+        }
+    )
+
+    from judge.casekit import Rng, collect_cases
+    from judge.runner.guards import Guards
+    from judge.runner.tracebacks import register_source
+
+    cases_mod = types.ModuleType("cases")
+    cases_mod.__file__ = "cases.py"
+    sys.modules["cases"] = cases_mod
+    register_source("cases.py", job.cases_source)
+    exec(compile(job.cases_source, "cases.py", "exec"), cases_mod.__dict__)
+    by_name = {c.name: c for c in collect_cases(cases_mod)}
+    unknown = [n for n in job.case_names if n not in by_name]
+    if unknown:
+        raise ValueError(f"job names unknown cases: {unknown}")
+
+    guards = Guards()
+    guards.install(job.forbidden)
+
+    for index, solution in enumerate(job.solutions):
+        impl = _load_solution(emit, index, solution, job.entry_points)
+        if impl is None:
+            continue
+        for name in job.case_names:
+            c = by_name[name]
+            head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, solution.filename)
+            head.update({"kind": "case", "solution": index, "case": name})
+            emit(head, tensors)
+    emit({"kind": "done"})
+    out.flush()
+    return 0
+
+
+def _load_solution(
+    emit: Callable[..., None], index: int, solution: Any, entry_points: list[str]
+) -> types.SimpleNamespace | None:
+    """Compile and import one solution; emit its load frame. None when it cannot be used."""
+    from judge.runner.tracebacks import learner_traceback, register_source
+
+    head: dict[str, Any] = {"kind": "load", "solution": index}
+    register_source(solution.filename, solution.source)
+    try:
+        code = compile(solution.source, solution.filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        msg = getattr(exc, "msg", str(exc))
+        text = (getattr(exc, "text", None) or "").rstrip()
+        detail = f"第 {line} 行 line {line}: {msg}" if line else str(msg)
+        if text:
+            detail += f"\n    {text}"
+        emit({**head, "status": "ce", "line": line, "message": f"{type(exc).__name__}: {detail}"})
+        return None
+    module_name = "solution" if index == 0 else f"solution_{index}"
+    module = types.ModuleType(module_name)
+    module.__file__ = solution.filename
+    sys.modules[module_name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, even SystemExit
+        emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, solution.filename)})
+        return None
+    missing = [n for n in entry_points if n not in module.__dict__]
+    if missing:
+        emit(
+            {
+                **head,
+                "status": "ce",
+                "missing": missing,
+                "message": "缺少入口 missing entry point(s): " + ", ".join(missing),
+            }
+        )
+        return None
+    not_callable = [n for n in entry_points if not callable(module.__dict__[n])]
+    if not_callable:
+        emit({**head, "status": "ce", "message": "入口不可调用 entry point(s) not callable: " + ", ".join(not_callable)})
+        return None
+    emit({**head, "status": "ok"})
+    return types.SimpleNamespace(**{n: module.__dict__[n] for n in entry_points})
+
+
+def _run_case(
+    fn: Callable[..., Any], seed: int, impl: Any, rng_cls: Any, guards: Any, learner_file: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    import torch
+
+    from judge.casekit import CaseSetupError
+    from judge.observations import ObservationError, encode
+    from judge.runner.guards import ForbiddenAPIError
+    from judge.runner.tracebacks import exception_line, learner_traceback
+
+    torch.manual_seed(seed)
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    guards.reset()
+    start = time.perf_counter()
+    head: dict[str, Any]
+    try:
+        value = fn(impl, rng_cls(seed))
+    except ForbiddenAPIError as exc:
+        head = {"status": "forbidden", "api": exc.api}
+        value = None
+    except CaseSetupError as exc:
+        head = {"status": "error", "message": str(exc)}
+        value = None
+    except BaseException as exc:  # noqa: BLE001
+        head = {"status": _failure_status(exc), "message": learner_traceback(exc, learner_file)}
+        value = None
+    else:
+        head = {"status": "ok"}
+    elapsed_ms = (time.perf_counter() - start) * 1000.0
+    if guards.calls:
+        head = {"status": "forbidden", "api": guards.calls[0]}
+    head["time_ms"] = round(elapsed_ms, 3)
+    if head["status"] != "ok":
+        return head, {}
+    try:
+        head["obs"], tensors = encode(value)
+    except (ObservationError, RuntimeError, TypeError) as exc:
+        return {"status": "error", "message": exception_line(exc), "time_ms": head["time_ms"]}, {}
+    return head, tensors
+
+
+def _failure_status(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "memory"
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "not enough memory" in text):
+        return "memory"
+    return "error"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

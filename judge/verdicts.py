@@ -1,0 +1,49 @@
+"""Verdicts and the fixed order that decides a submission's verdict from its cases."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    AC = "AC"  # accepted
+    WA = "WA"  # wrong answer
+    RE = "RE"  # runtime error
+    TLE = "TLE"  # time limit exceeded
+    MLE = "MLE"  # memory limit exceeded
+    OLE = "OLE"  # output limit exceeded
+    CE = "CE"  # does not parse, or lacks an entry point
+    SE = "SE"  # the judge failed; never the learner's fault
+
+
+# Worst first. A submission's verdict is the first of these that any of its cases has.
+SEVERITY: tuple[Verdict, ...] = (
+    Verdict.SE,
+    Verdict.CE,
+    Verdict.MLE,
+    Verdict.TLE,
+    Verdict.OLE,
+    Verdict.RE,
+    Verdict.WA,
+    Verdict.AC,
+)
+
+LABELS: dict[Verdict, str] = {
+    Verdict.AC: "通过 Accepted",
+    Verdict.WA: "答案错误 Wrong answer",
+    Verdict.RE: "运行出错 Runtime error",
+    Verdict.TLE: "超时 Time limit exceeded",
+    Verdict.MLE: "超内存 Memory limit exceeded",
+    Verdict.OLE: "输出超限 Output limit exceeded",
+    Verdict.CE: "无法加载 Compile error",
+    Verdict.SE: "评测系统错误 System error",
+}
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    """The most severe verdict of the list; AC for an empty list."""
+    present = set(verdicts)
+    for v in SEVERITY:
+        if v in present:
+            return v
+    return Verdict.AC
