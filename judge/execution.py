@@ -186,7 +186,10 @@ def classify_stop(
     if outcome.exit_code == EXIT_INTERNAL:
         return Stop(Verdict.SE, "评测进程内部错误 the runner failed" + (f":\n{tail}" if tail else ""))
     if outcome.signal is not None:
-        name = signal.Signals(outcome.signal).name if outcome.signal in signal.Signals else str(outcome.signal)
+        try:
+            name = signal.Signals(outcome.signal).name
+        except ValueError:
+            name = f"signal {outcome.signal}"
         return Stop(Verdict.RE, f"进程被信号 {name} 终止 your code's process was killed by {name}")
     if stream_error:
         return Stop(

@@ -36,7 +36,7 @@ def fmt_index(flat: int, shape: torch.Size) -> str:
     for size in reversed(shape):
         idx.append(flat % size if size else 0)
         flat = flat // size if size else 0
-    return "(" + ", ".join(str(i) for i in reversed(idx)) + ")"
+    return "[" + ", ".join(str(i) for i in reversed(idx)) + "]"
 
 
 def structural_mismatch(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:

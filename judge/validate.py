@@ -1,0 +1,224 @@
+"""`judge validate`: proves a package sound, or says exactly what to fix.
+
+A sound package: problem.toml is valid; statements render; the cases load and their points
+add up; the reference passes every case and gives identical observations in two separate
+runs; the starter does not pass; every accepted solution passes; every wrong solution fails
+at least one case and its own hint is the one a learner with its outputs would see.
+
+All of the author's solutions run in two runner processes (they are trusted code), so a
+package validates in a few seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from judge.checkers import exact
+from judge.compare import compare
+from judge.execution import RunResult, limits_for, run_solutions
+from judge.expected import Expected, WrongSolution
+from judge.grading import attach_hints, grade_solution
+from judge.package import PackageError, Problem, SolutionFile
+from judge.runner.job import SolutionSource
+from judge.settings import JudgeSettings
+from judge.statement import problems_in
+from judge.verdicts import Verdict, worst
+from sandbox.backend import Backend, Limits
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Validation:
+    path: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def add(self, name: str, ok: bool, detail: str) -> bool:
+        self.checks.append(Check(name, ok, detail))
+        return ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> Validation:
+    v = Validation(str(path))
+    try:
+        problem = Problem(path)
+    except PackageError as exc:
+        v.add("problem.toml", False, str(exc))
+        return v
+    try:
+        cases = problem.cases
+    except PackageError as exc:
+        v.add("problem.toml", True, f"valid (id {problem.id})")
+        v.add("cases", False, str(exc))
+        return v
+    total = sum(c.points for c in cases)
+    placeholder = "TODO" in problem.spec.chapter
+    v.add(
+        "problem.toml",
+        not placeholder,
+        f"valid (id {problem.id}, version {problem.spec.version})"
+        + ("; chapter is still TODO: name the chapter this problem belongs to" if placeholder else ""),
+    )
+    v.add(
+        "cases",
+        total == problem.spec.points and any(c.public for c in cases),
+        f"{len(cases)} cases, {sum(c.public for c in cases)} public, {total} points"
+        + ("" if total == problem.spec.points else f" but problem.toml says points = {problem.spec.points}")
+        + ("" if any(c.public for c in cases) else "; make at least one case public (public=True)"),
+    )
+    _check_statements(v, problem)
+
+    wrong = problem.solutions("wrong")
+    accepted = problem.solutions("accepted")
+    v.add(
+        "solutions",
+        bool(wrong) and all(w.hint() for w in wrong),
+        f"{len(accepted)} accepted, {len(wrong)} wrong"
+        + ("" if wrong else "; add known mistakes under solutions/wrong/ (module docstring = hint)")
+        + "".join(f"; {w.name} has no docstring hint" for w in wrong if not w.hint()),
+    )
+
+    files = [problem.reference, problem.starter, *accepted, *wrong]
+    names = [c.name for c in cases]
+    limits = _batch_limits(limits_for(problem, settings.startup_s), len(files))
+    first = run_solutions(problem, [_source(f) for f in files], names, backend, limits)
+    second = run_solutions(problem, [_source(problem.reference)], names, backend, _batch_limits(limits, 1))
+    if not _runs_cleanly(v, first) or not _runs_cleanly(v, second):
+        return v
+
+    ref = first.solutions[0]
+    ref_failures = [f"{n}: {c.message or c.status}" for n, c in ref.cases.items() if c.status != "ok"]
+    if ref.load_status != "ok":
+        v.add("reference", False, f"does not load: {ref.load_message}")
+        return v
+    if not v.add(
+        "reference",
+        not ref_failures and len(ref.cases) == len(cases),
+        f"passes all {len(cases)} cases" if not ref_failures else "fails:\n" + "\n".join(ref_failures),
+    ):
+        return v
+    _check_determinism(v, problem, first, second)
+
+    expected = Expected(
+        reference=ref,
+        wrong=[WrongSolution(f.name, f.hint(), r) for f, r in zip(wrong, first.solutions[-len(wrong) :], strict=True)]
+        if wrong
+        else [],
+    )
+    for f, run in zip(files[1:], first.solutions[1:], strict=True):
+        results = grade_solution(cases, run, None, expected)
+        verdict = worst([r.verdict for r in results])
+        failing = [r for r in results if r.verdict != Verdict.AC]
+        if f.kind == "starter":
+            v.add("starter", verdict != Verdict.AC, f"does not pass ({verdict} on {len(failing)} cases)"
+                  if verdict != Verdict.AC else "passes every case: the starter must leave the work to the learner")
+        elif f.kind == "accepted":
+            v.add(f.name, verdict == Verdict.AC, "AC" if verdict == Verdict.AC else _failures(failing))
+        else:
+            _check_wrong(v, f, cases, results, run, expected)
+    return v
+
+
+def _source(f: SolutionFile) -> SolutionSource:
+    return SolutionSource(f.name, f.source(), f"{f.name}.py")
+
+
+def _batch_limits(base: Limits, n: int) -> Limits:
+    return replace(base, wall_s=base.wall_s * n, cpu_s=base.cpu_s + base.wall_s * n, log_bytes=1024 * 1024)
+
+
+def _runs_cleanly(v: Validation, result: RunResult) -> bool:
+    if result.stop is None:
+        return True
+    v.add("runner", False, f"the author's solutions did not run to the end: {result.stop.message}\n{result.log[-2000:]}")
+    return False
+
+
+def _check_statements(v: Validation, problem: Problem) -> None:
+    notes = []
+    ok = True
+    for name in ("statement.zh.md", "statement.en.md"):
+        if not problem.file(name).exists():
+            continue
+        found = problems_in(problem.read(name))
+        ok = ok and not found
+        notes.extend(f"{name}: {p}" for p in found)
+    langs = "zh" + (", en" if problem.file("statement.en.md").exists() else "")
+    v.add("statements", ok, f"{langs} render" if ok else "\n".join(notes))
+
+
+def _check_determinism(v: Validation, problem: Problem, first: RunResult, second: RunResult) -> None:
+    strict = exact()
+    diffs = []
+    for c in problem.cases:
+        a, b = first.solutions[0].cases.get(c.name), second.solutions[0].cases.get(c.name)
+        if a is None or b is None:
+            diffs.append(f"{c.name}: missing in one run")
+            continue
+        strict_case = replace(c, checker=strict, checkers={})
+        diffs.extend(f"{c.name}: {m}" for m in compare(strict_case, a.observations, b.observations)[:1])
+    v.add(
+        "deterministic",
+        not diffs,
+        "two reference runs give identical observations"
+        if not diffs
+        else "the reference gives different observations in two runs (seed every random input from rng):\n"
+        + "\n".join(diffs),
+    )
+
+
+def _check_wrong(
+    v: Validation, f: SolutionFile, cases: list[Any], results: list[Any], run: Any, expected: Expected
+) -> None:
+    failing = [r for r in results if r.verdict != Verdict.AC]
+    if not failing:
+        v.add(f.name, False, "passes every case: add a case that catches this mistake")
+        return
+    attach_hints(cases, results, run, expected)
+    own = f.hint()
+    shown = [r.name for r in failing if r.hint == own]
+    if not shown:
+        others = sorted({r.hint.splitlines()[0][:50] for r in failing if r.hint})
+        v.add(
+            f.name,
+            False,
+            f"fails {len(failing)} cases but a learner with these outputs is never shown its hint"
+            + (f" (shown instead: {'; '.join(others)})" if others else "")
+            + ": make a case where it differs from the other wrong solutions",
+        )
+        return
+    v.add(f.name, True, f"caught by {', '.join(r.name for r in failing)}; hint shown on {len(shown)}")
+
+
+def _failures(failing: list[Any]) -> str:
+    return "fails:\n" + "\n".join(f"{r.name} {r.verdict}: {r.message}" for r in failing)
+
+
+def render_validation(results: list[Validation]) -> str:
+    lines = []
+    for res in results:
+        lines.append(f"{Path(res.path).name}  {'OK' if res.ok else 'NOT SOUND'}")
+        width = max((len(c.name) for c in res.checks), default=8)
+        for c in res.checks:
+            mark = "✓" if c.ok else "✗"
+            detail = c.detail.splitlines() or [""]
+            lines.append(f"  {mark} {c.name:<{width}}  {detail[0]}")
+            lines.extend(f"    {'':<{width}}  {d}" for d in detail[1:])
+    bad = [r for r in results if not r.ok]
+    lines.append("")
+    lines.append(f"{len(results) - len(bad)}/{len(results)} packages sound")
+    return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""Cases for problem 206. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU (one thread). Weights are drawn with std
+1/sqrt(fan_in), so the gates sit where silu is curved and outputs have an rms of about 0.6.
+Besides the accepted solutions, an einsum version and one that computes in fp64 and rounds
+at the end were measured, as the farthest a correct answer can reasonably drift.
+
+- fp32 forward (torch defaults rtol 1.3e-6, atol 1e-5): z * sigmoid(z), matmul with .t() and
+  einsum differ from the reference by at most 2.4e-7 (shapes) and 1.9e-6 (worked example,
+  |y| up to 17); fp64-then-round by at most 8.3e-7. The worst case uses 7% of the tolerance.
+- large_gates (rtol 1e-5, atol 1e-2): inputs with std 40 put 71 of 2304 gates beyond ±89,
+  where exp overflows fp32, and make |y| about 1100 (rms). At that scale the fp32 reference
+  itself is 1.1e-3 from the fp64 answer and z * sigmoid(z) moves elements by 1.2e-4, which is
+  94% of the default fp32 tolerance; atol 1e-2 is 1e-5 of the output's rms. Every wrong
+  activation is still off by whole units, since a tenth of the gates lie in [-5, 5].
+- bf16 forward: the ulp checker cannot be used. Each output is a sum of a few hundred
+  products, so elements near zero come out of cancellation and a correct formulation can be
+  tens of thousands of ulps away there. The absolute error is what stays bounded: z * sigmoid(z)
+  instead of F.silu, or computing in fp32 (or fp64) and rounding once at the end, changes
+  52-63% of the elements, each by at most 0.0156 (one bf16 ulp for |y| in [2, 4)). Over 20
+  seeds and four sizes no correct element exceeded 0.02 + 0.016 |y|; 0.01 + 0.016 |y| already
+  failed 0.1% of elements of the fp32-then-round version. allclose(rtol=0.02, atol=0.03)
+  leaves room for another machine's accumulation order; the nearest mistake (GELU instead of
+  silu) still fails 64-71% of the elements there; the other wrong activations 84-95%.
+- gradients (rtol 1e-5, atol 1e-5): stacked gate/up weights, z * sigmoid(z) and matmul differ
+  by at most 9.5e-7 on values up to 20; fp64-then-round by 3.8e-6 (14% of the tolerance).
+"""
+
+import torch
+
+from judge.casekit import case, load_params, param_table
+from judge.checkers import allclose, exact
+
+BF16 = allclose(rtol=2e-2, atol=3e-2)
+GRADS = allclose(rtol=1e-5, atol=1e-5)
+LARGE = allclose(rtol=1e-5, atol=1e-2)
+
+WEIGHTS = ("gate_proj.weight", "up_proj.weight", "down_proj.weight")
+
+
+def _build(impl, rng, hidden: int, inter: int, dtype: torch.dtype = torch.float32):
+    """A SwiGLU with trained-looking weights: std 1/sqrt(fan_in) keeps every activation O(1)."""
+    m = impl.SwiGLU(hidden, inter)
+    load_params(
+        m,
+        **{
+            "gate_proj.weight": rng.normal(inter, hidden, std=hidden**-0.5),
+            "up_proj.weight": rng.normal(inter, hidden, std=hidden**-0.5),
+            "down_proj.weight": rng.normal(hidden, inter, std=inter**-0.5),
+        },
+    )
+    return m.to(dtype)
+
+
+def _layout(m: torch.nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    # Names, shapes and dtypes only: the initial values are random and need not match.
+    return {name: (tuple(p.shape), p.dtype) for name, p in param_table(m).items()}
+
+
+@case(points=10, public=True, checker=exact())
+def parameters(impl, rng):
+    """参数名和形状：只有三个权重，没有偏置 / parameter names and shapes: three weights, no biases"""
+    a = impl.SwiGLU(8, 24)
+    b = impl.SwiGLU(16, 40)
+    # A fresh module must be usable: finite values, not all zero (all-zero weights never learn).
+    initialised = all(
+        bool(torch.isfinite(p).all()) and bool((p != 0).any()) for m in (a, b) for p in m.parameters()
+    )
+    return {"hidden8_inter24": _layout(a), "hidden16_inter40": _layout(b), "initialised": initialised}
+
+
+@case(points=10, public=True)
+def worked_example(impl, rng):
+    """题面中的小例子：gate 为单位矩阵，up 为 2 倍单位矩阵 / the statement's example: gate = I, up = 2I, down = I"""
+    m = impl.SwiGLU(2, 2)
+    eye = torch.eye(2)
+    load_params(m, **{"gate_proj.weight": eye, "up_proj.weight": 2 * eye, "down_proj.weight": eye})
+    x = torch.tensor([[1.0, -1.0], [0.0, 3.0], [-4.0, 0.5]])
+    return {"y": m(x)}
+
+
+@case(points=15, public=True)
+def forward_fp32(impl, rng):
+    """fp32 前向，输入形状 (batch, seq, hidden) / fp32 forward on a (batch, seq, hidden) input"""
+    m = _build(impl, rng, 64, 176)
+    return {"y": m(rng.normal(2, 5, 64))}
+
+
+@case(points=15, public=True, checker=BF16)
+def forward_bf16(impl, rng):
+    """bf16 模块与 bf16 输入：输出也是 bf16 / bf16 module and bf16 input: the output is bf16 too"""
+    m = _build(impl, rng, 128, 352, torch.bfloat16)
+    return {"y": m(rng.normal(4, 16, 128, dtype=torch.bfloat16))}
+
+
+@case(points=15)
+def shapes(impl, rng):
+    """任意前导维度：1 维、2 维、4 维输入 / any leading shape: 1-D, 2-D and 4-D inputs"""
+    m = _build(impl, rng, 48, 128)
+    return {
+        "1d": m(rng.normal(48)),
+        "2d": m(rng.normal(6, 48)),
+        "4d": m(rng.normal(2, 3, 4, 48)),
+    }
+
+
+@case(points=10, checker=LARGE)
+def large_gates(impl, rng):
+    """很大的输入：gate 的绝对值超过 89，exp 会溢出 / large inputs: gates beyond ±89, where exp overflows fp32"""
+    m = _build(impl, rng, 32, 96)
+    return {"y": m(rng.normal(3, 8, 32, std=40.0))}
+
+
+@case(points=25, checkers={"grads": GRADS})
+def backward(impl, rng):
+    """反向传播：对输入和三个权重的梯度 / gradients with respect to the input and all three weights"""
+    m = _build(impl, rng, 32, 88)
+    x = rng.normal(3, 5, 32).requires_grad_(True)
+    y = m(x)
+    y.backward(rng.normal(3, 5, 32))
+    params = dict(m.named_parameters())
+    grads = {"x": x.grad, **{name: params[name].grad for name in WEIGHTS}}
+    return {"y": y, "grads": grads}

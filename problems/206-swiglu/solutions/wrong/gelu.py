@@ -1,0 +1,18 @@
+"""你在门控分支上用了 GELU（那是 GeGLU）。SwiGLU 的激活是 silu(z) = z · sigmoid(z)，
+请用 F.silu 或自己写 z * torch.sigmoid(z)。 /
+You used GELU on the gate branch (that makes GeGLU). SwiGLU's activation is
+silu(z) = z · sigmoid(z): use F.silu or write z * torch.sigmoid(z)."""
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, hidden_size, intermediate_size):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.gelu(self.gate_proj(x)) * self.up_proj(x))

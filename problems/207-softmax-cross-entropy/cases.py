@@ -1,0 +1,194 @@
+"""Cases for problem 207. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU against six correct formulations (the three in
+solutions/accepted, fp64 inside, and x - x.logsumexp(dim) with the tensor method):
+- fp32, logits within about +-10: probabilities differ by at most 6.7e-7 relative (10 fp32
+  ulps), log-probabilities by at most 9.5e-7 absolute, the loss by 1 ulp. No case uses more
+  than 5% of torch's default fp32 tolerance (rtol 1.3e-6, atol 1e-5), so the default stays.
+- Logits in the hundreds or thousands (STABLE): the usual "x - logsumexp(x)" rounds
+  m + log(sum) at |x| ~ 1000, where one fp32 ulp is 6.1e-5, so probabilities move by up to
+  2.7e-5 relative and log-probabilities by up to 2.5e-5 absolute: 13% of rtol = atol = 1e-4.
+  The mistakes these cases are for give NaN, inf or -inf, which no tolerance lets through.
+- bf16 / fp16 outputs (HALF): every fp32 formulation rounds to bit-identical bf16 and fp16
+  outputs. Doing the maths in bf16 moves softmax by up to 10 ulps in 76% of elements and
+  log_softmax by 1 ulp in 18%; fp16 maths moves softmax by 1 ulp in 28%. At most 1 ulp in 2%.
+- Loss from bf16 logits: correct ones are within 1 fp32 ulp (1.1e-7 relative); bf16 maths is
+  4.2e-3 off, so the default fp32 tolerance.
+- Gradients (GRAD): correct ones differ by at most 9.8e-7 relative / 1.7e-8 absolute, 6% of
+  rtol 1e-5, atol 1e-7; the gradients themselves are of order 1 / (counted tokens).
+- The all-ignored loss is NaN by definition; exact() also pins the dtype and 0-dim shape.
+"""
+
+import torch
+
+from judge.casekit import case
+from judge.checkers import allclose, exact, ulp
+
+# Cases whose logits are in the hundreds or thousands test that nothing overflows; see the top.
+STABLE = allclose(rtol=1e-4, atol=1e-4)
+HALF = ulp(max_ulps=1, max_fraction=0.02)
+GRAD = allclose(rtol=1e-5, atol=1e-7)
+
+# ---------------------------------------------------------------- softmax
+
+
+@case(points=8, public=True)
+def softmax_fp32(impl, rng):
+    """fp32 的 softmax，沿最后一维 / fp32 softmax over the last axis"""
+    x = rng.normal(4, 33, std=3.0)
+    return {"y": impl.softmax(x), "y_dim_-1": impl.softmax(x, dim=-1)}
+
+
+@case(points=8, public=True, checker=STABLE)
+def softmax_large_logits(impl, rng):
+    """数值上千的 logits：直接 exp 会溢出 / logits in the thousands: a plain exp overflows"""
+    x = rng.normal(3, 40, std=3.0)
+    return {
+        "plus_1000": impl.softmax(x + 1000.0),
+        "minus_1000": impl.softmax(x - 1000.0),
+        "spread_2000": impl.softmax(x * 700.0),
+    }
+
+
+@case(points=4, checker=STABLE)
+def softmax_equal_rows(impl, rng):
+    """每行所有元素相等（包括 ±1000）：结果是均匀分布 / rows of equal values (even ±1000) give a uniform distribution"""
+    x = torch.tensor([0.0, 7.5, 1000.0, -1000.0]).unsqueeze(1).expand(4, 12).contiguous()
+    return {"y": impl.softmax(x), "logp": impl.log_softmax(x)}
+
+
+@case(points=6, checker=STABLE)
+def softmax_masked(impl, rng):
+    """被屏蔽为 -inf 的 logits：概率为 0、对数概率为 -inf，只剩一个有限值的行是 one-hot /
+    logits masked to -inf: probability 0 and log-probability -inf; a row with one finite entry is one-hot"""
+    x = rng.normal(5, 16, std=2.0)
+    x[0, 3:6] = float("-inf")
+    x[1, ::2] = float("-inf")
+    x[2, 1:] = float("-inf")
+    x[4, :8] = float("-inf")
+    x[4, 8:] += 1000.0
+    return {"p": impl.softmax(x), "logp": impl.log_softmax(x)}
+
+
+@case(points=7)
+def softmax_dims(impl, rng):
+    """沿其他维做 softmax / log_softmax：dim=0、1、-2 / softmax and log_softmax along other axes: dim=0, 1, -2"""
+    x = rng.normal(3, 4, 5, std=2.0)
+    return {
+        "dim0": impl.softmax(x, dim=0),
+        "dim1": impl.softmax(x, 1),
+        "dim_-2": impl.softmax(x, dim=-2),
+        "dim2": impl.softmax(x, dim=2),
+        "log_dim0": impl.log_softmax(x, dim=0),
+        "log_dim1": impl.log_softmax(x, 1),
+    }
+
+
+@case(points=7, checker=HALF)
+def softmax_half(impl, rng):
+    """bf16 / fp16 输入：在 fp32 中计算，输出保持输入的 dtype / bf16 and fp16 input: fp32 inside, output in the input's dtype"""
+    return {
+        "bf16": impl.softmax(rng.normal(4, 512, std=3.0, dtype=torch.bfloat16)),
+        # Around 30, exp in fp16 itself would overflow (65504 = exp(11.1)) without the max shift.
+        "fp16": impl.softmax(rng.normal(4, 64, std=3.0, mean=30.0, dtype=torch.float16)),
+    }
+
+
+# ---------------------------------------------------------------- log_softmax
+
+
+@case(points=7, public=True)
+def log_softmax_fp32(impl, rng):
+    """fp32 的 log_softmax / fp32 log_softmax"""
+    x = rng.normal(4, 40, std=3.0)
+    return {"y": impl.log_softmax(x), "big": impl.log_softmax(x * 300.0)}
+
+
+@case(points=7)
+def log_softmax_tiny_probs(impl, rng):
+    """概率小到在 fp32 中下溢为 0 时，log_softmax 仍应是有限值 / log_softmax stays finite where the probability underflows to 0"""
+    x = rng.normal(3, 20, std=1.0)
+    x[:, 0] += 200.0  # every other entry sits about 200 below: exp(-200) is 0 in fp32
+    x[2] *= 60.0
+    return {"y": impl.log_softmax(x), "dim0": impl.log_softmax(x.T.contiguous(), dim=0)}
+
+
+@case(points=5, checker=HALF)
+def log_softmax_bf16(impl, rng):
+    """bf16 输入的 log_softmax：输出为 bf16 / bf16 log_softmax: the output is bf16"""
+    return {"y": impl.log_softmax(rng.normal(4, 512, std=3.0, dtype=torch.bfloat16))}
+
+
+# ---------------------------------------------------------------- cross_entropy
+
+
+def _targets(rng, shape, vocab, ignore_frac=0.0, ignore_index=-100):
+    t = rng.integers(0, vocab, *shape)
+    if ignore_frac:
+        drop = rng.uniform(*shape) < ignore_frac
+        t = t.masked_fill(drop, ignore_index)
+    return t
+
+
+@case(points=8, public=True)
+def cross_entropy_2d(impl, rng):
+    """(N, V) 的 logits 与 (N,) 的标签：fp32 标量，平均值 / (N, V) logits, (N,) targets: an fp32 scalar mean"""
+    logits = rng.normal(16, 50, std=2.0)
+    t = _targets(rng, (16,), 50)
+    return {"loss": impl.cross_entropy(logits, t), "first_row": impl.cross_entropy(logits[:1], t[:1])}
+
+
+@case(points=8, public=True)
+def cross_entropy_ignore_index(impl, rng):
+    """ignore_index 位置不计入损失，也不计入分母；ignore_index 可以是别的值 /
+    ignored targets count neither in the sum nor in the denominator; ignore_index may be another value"""
+    logits = rng.normal(24, 30, std=2.0)
+    t = _targets(rng, (24,), 30)
+    t_default = t.clone()
+    t_default[::3] = -100
+    t_minus1 = t.clone()
+    t_minus1[1::4] = -1
+    return {
+        "default": impl.cross_entropy(logits, t_default),
+        "minus_1": impl.cross_entropy(logits, t_minus1, ignore_index=-1),
+        # A padding id that is also a valid class: targets equal to 3 are skipped.
+        "class_3": impl.cross_entropy(logits, t, ignore_index=3),
+    }
+
+
+@case(points=7)
+def cross_entropy_3d(impl, rng):
+    """(B, T, V) 的 logits 与 (B, T) 的标签，含填充；以及数值很大的 logits /
+    (B, T, V) logits with (B, T) targets and padding; and very large logits"""
+    logits = rng.normal(2, 7, 40, std=2.0)
+    t = _targets(rng, (2, 7), 40, ignore_frac=0.3)
+    return {"loss": impl.cross_entropy(logits, t), "large": impl.cross_entropy(logits * 150.0, t)}
+
+
+@case(points=6)
+def cross_entropy_bf16(impl, rng):
+    """bf16 logits：在 fp32 中计算，损失是 fp32 标量 / bf16 logits: computed in fp32, the loss is an fp32 scalar"""
+    logits = rng.normal(4, 8, 256, std=3.0, dtype=torch.bfloat16)
+    t = _targets(rng, (4, 8), 256, ignore_frac=0.2)
+    return {"loss": impl.cross_entropy(logits, t)}
+
+
+@case(points=4, checker=exact())
+def cross_entropy_all_ignored(impl, rng):
+    """所有标签都被忽略：没有可平均的 token，返回 NaN（与 torch 相同）/
+    every target ignored: nothing to average, the loss is NaN (as in torch)"""
+    logits = rng.normal(2, 3, 10, std=2.0)
+    return {
+        "default": impl.cross_entropy(logits, torch.full((2, 3), -100)),
+        "custom": impl.cross_entropy(logits[0], torch.full((3,), 7), ignore_index=7),
+    }
+
+
+@case(points=8, checkers={"grad": GRAD})
+def cross_entropy_backward(impl, rng):
+    """对 logits 的梯度：被忽略的行梯度为 0 / gradient with respect to the logits: zero on ignored rows"""
+    logits = rng.normal(3, 5, 20, std=2.0).requires_grad_(True)
+    t = _targets(rng, (3, 5), 20, ignore_frac=0.3)
+    loss = impl.cross_entropy(logits, t)
+    loss.backward()
+    return {"loss": loss, "grad": logits.grad}

@@ -1,0 +1,93 @@
+"""Factories for tests: tiny problem packages and stores built in a temporary folder."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from judge.expected import ExpectedStore
+from judge.grading import judge_source
+from judge.package import Problem
+from judge.report import Report
+from judge.settings import REPO_ROOT
+from sandbox.local import LocalBackend
+
+DEFAULT_CASES = '''
+import torch
+from judge.casekit import case
+from judge.checkers import allclose
+
+@case(points=60, public=True)
+def double(impl, rng):
+    """doubles a vector"""
+    return {"y": impl.f(rng.normal(4, 8))}
+
+@case(points=40)
+def double_bf16(impl, rng):
+    return {"y": impl.f(rng.normal(4, 8, dtype=torch.bfloat16))}
+'''
+
+DEFAULT_REFERENCE = "def f(x):\n    return x * 2\n"
+
+
+def make_package(
+    root: Path,
+    *,
+    problem_id: str = "901",
+    slug: str = "double",
+    cases: str = DEFAULT_CASES,
+    reference: str = DEFAULT_REFERENCE,
+    starter: str = "def f(x):\n    raise NotImplementedError\n",
+    wrong: dict[str, str] | None = None,
+    accepted: dict[str, str] | None = None,
+    time_s: float = 5,
+    memory_mb: int = 256,
+    output_kb: int = 16,
+    forbidden: tuple[str, ...] = (),
+    points: int = 100,
+    extra_toml: str = "",
+) -> Path:
+    pkg = root / f"{problem_id}-{slug}"
+    (pkg / "solutions" / "accepted").mkdir(parents=True, exist_ok=True)
+    (pkg / "solutions" / "wrong").mkdir(parents=True, exist_ok=True)
+    forbidden_list = ", ".join(f'"{f}"' for f in forbidden)
+    (pkg / "problem.toml").write_text(
+        textwrap.dedent(f"""\
+        id = "{problem_id}"
+        slug = "{slug}"
+        version = 1
+        difficulty = "easy"
+        chapter = "tests"
+        entry_points = ["f"]
+        forbidden = [{forbidden_list}]
+        points = {points}
+        {extra_toml}
+        [title]
+        zh = "加倍"
+        en = "Double"
+
+        [limits]
+        time_s = {time_s}
+        memory_mb = {memory_mb}
+        output_kb = {output_kb}
+        """)
+    )
+    (pkg / "statement.zh.md").write_text("# 加倍\n\n返回 $2x$。\n")
+    (pkg / "starter.py").write_text(starter)
+    (pkg / "reference.py").write_text(reference)
+    (pkg / "cases.py").write_text(cases)
+    for name, src in (wrong or {"times_three": '"""乘了 3 / You multiplied by 3."""\ndef f(x):\n    return x * 3\n'}).items():
+        (pkg / "solutions" / "wrong" / f"{name}.py").write_text(src)
+    for name, src in (accepted or {}).items():
+        (pkg / "solutions" / "accepted" / f"{name}.py").write_text(src)
+    return pkg
+
+
+def local_backend() -> LocalBackend:
+    return LocalBackend(code_root=REPO_ROOT)
+
+
+def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: str = "all") -> Report:
+    if isinstance(problem, Path):
+        problem = Problem(problem)
+    return judge_source(problem, source, local_backend(), store, which)  # type: ignore[arg-type]

@@ -1,0 +1,49 @@
+import pytest
+import torch
+
+from judge.checkers import allclose
+from judge.checkers.allclose import DEFAULT_TOLERANCES
+
+
+def test_per_dtype_defaults_follow_torch_testing() -> None:
+    assert allclose().tolerances(torch.bfloat16) == (1.6e-2, 1e-5)
+    assert allclose().tolerances(torch.float32) == (1.3e-6, 1e-5)
+    assert allclose(rtol=0.5).tolerances(torch.float32) == (0.5, 1e-5)
+    assert set(DEFAULT_TOLERANCES) == {torch.float64, torch.float32, torch.float16, torch.bfloat16}
+
+
+def test_within_and_beyond_tolerance() -> None:
+    e = torch.tensor([1.0, 2.0, 3.0])
+    assert allclose().check("y", e, e * (1 + 1e-7)) is None
+    m = allclose().check("y", e, torch.tensor([1.0, 2.1, 3.0]))
+    assert m is not None
+    text = m.message
+    assert "1 / 3" in text and "33.33%" in text
+    assert "max abs err 0.0999999" in text and "[1]" in text
+    assert "expected 2 got 2.1" in text
+
+
+def test_no_broadcasting() -> None:
+    e = torch.ones(2, 3)
+    assert allclose().check("y", e, torch.ones(3)) is not None
+    assert allclose().check("y", e, torch.ones(1, 3)) is not None
+
+
+def test_nan_only_where_reference_has_nan() -> None:
+    e = torch.tensor([float("nan"), 1.0])
+    assert allclose().check("y", e, torch.tensor([float("nan"), 1.0])) is None
+    m = allclose().check("y", torch.tensor([0.0, 1.0]), torch.tensor([float("nan"), 1.0]))
+    assert m is not None and "NaN" in m.message
+    assert allclose().check("y", e, torch.tensor([0.0, 1.0])) is not None
+
+
+def test_inf_must_match_in_place_and_sign() -> None:
+    e = torch.tensor([float("inf"), 1.0])
+    assert allclose().check("y", e, torch.tensor([float("inf"), 1.0])) is None
+    assert allclose().check("y", e, torch.tensor([float("-inf"), 1.0])) is not None
+    assert allclose().check("y", e, torch.tensor([1e38, 1.0])) is not None
+
+
+def test_negative_tolerance_is_refused() -> None:
+    with pytest.raises(ValueError):
+        allclose(rtol=-1.0)
