@@ -80,7 +80,7 @@ def case(
             fn=fn,
             points=points,
             public=public,
-            checker=checker or allclose(),
+            checker=checker if checker is not None else allclose(),
             checkers=dict(checkers or {}),
             seed=case_seed(fn.__name__) if seed is None else seed,
             description=" ".join((fn.__doc__ or "").split()),
@@ -134,7 +134,8 @@ def load_params(module: torch.nn.Module, **values: torch.Tensor) -> torch.nn.Mod
         if name not in params:
             have = ", ".join(sorted(params)) or "none"
             raise CaseSetupError(
-                f"你的模块没有名为 '{name}' 的参数 / your module has no parameter named '{name}' (it has: {have})"
+                f"你的模块没有名为 '{name}' 的参数 / "
+                f"your module has no parameter named '{name}' (it has: {have})"
             )
         p = params[name]
         if p.shape != value.shape:
@@ -150,4 +151,3 @@ def load_params(module: torch.nn.Module, **values: torch.Tensor) -> torch.nn.Mod
 def param_table(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every parameter by name, detached: for checking names, shapes, dtypes and initial values."""
     return {name: p.detach().clone() for name, p in module.named_parameters()}
-

@@ -116,5 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = JudgeSettings()
-    code: int = args.func(args, settings)
+    try:
+        code: int = args.func(args, settings)
+    except BrokenPipeError:  # output piped into `head` and closed early
+        sys.stderr.close()
+        return 1
     return code

@@ -40,7 +40,11 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
         return
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            out.append(Mismatch(path, f"应为张量 expected a tensor {describe_type(expected)}, got {describe_type(got)}"))
+            out.append(
+                Mismatch(
+                    path, f"应为张量 expected a tensor {describe_type(expected)}, got {describe_type(got)}"
+                )
+            )
             return
         m = case.checker_for(path).check(path, expected, got)
         if m is not None:
@@ -65,7 +69,9 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
-            out.append(Mismatch(path, f"应为序列 expected a sequence of {len(expected)}, got {describe_type(got)}"))
+            out.append(
+                Mismatch(path, f"应为序列 expected a sequence of {len(expected)}, got {describe_type(got)}")
+            )
             return
         if len(got) != len(expected):
             out.append(Mismatch(path, f"长度不对 expected {len(expected)} items, got {len(got)}"))
@@ -81,7 +87,9 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
             out.append(Mismatch(path, f"expected {expected!r}, got {got!r}"))
         return
     same_type = type(expected) is type(got)
-    equal = same_type and (expected == got or (isinstance(expected, float) and math.isnan(expected) and math.isnan(got)))
+    equal = same_type and (
+        expected == got or (isinstance(expected, float) and math.isnan(expected) and math.isnan(got))
+    )
     if not equal:
         out.append(Mismatch(path, f"expected {_short(expected)}, got {_short(got)}"))
 

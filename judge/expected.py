@@ -85,7 +85,8 @@ class ExpectedStore:
                 tmp.replace(path)
         check_reference(problem, result)
         wrong = [
-            WrongSolution(f.name, f.hint(), run) for f, run in zip(files[1:], result.solutions[1:], strict=True)
+            WrongSolution(f.name, f.hint(), run)
+            for f, run in zip(files[1:], result.solutions[1:], strict=True)
         ]
         return Expected(result.solutions[0], wrong)
 
@@ -104,7 +105,9 @@ def trusted_files(problem: Problem) -> list[SolutionFile]:
 def check_reference(problem: Problem, result: RunResult) -> None:
     ref = result.solutions[0]
     if result.stop is not None:
-        raise TrustedRunError(f"problem {problem.id}: the trusted run stopped: {result.stop.message}\n{result.log}")
+        raise TrustedRunError(
+            f"problem {problem.id}: the trusted run stopped: {result.stop.message}\n{result.log}"
+        )
     if ref.load_status != "ok":
         raise TrustedRunError(f"problem {problem.id}: reference.py does not load: {ref.load_message}")
     failed = [f"{n}: {c.message or c.status}" for n, c in ref.cases.items() if c.status != "ok"]

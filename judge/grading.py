@@ -31,7 +31,10 @@ def grade_solution(
             r.verdict, r.message = load_failure
         elif got is None:
             if stop is None:
-                r.verdict, r.message = Verdict.SE, "评测进程没有报告这个用例 the runner did not report this case"
+                r.verdict, r.message = (
+                    Verdict.SE,
+                    "评测进程没有报告这个用例 the runner did not report this case",
+                )
             elif stopped_at is None:
                 stopped_at = c.name
                 r.verdict, r.message = stop.verdict, stop.message
@@ -42,7 +45,10 @@ def grade_solution(
             r.time_ms = got.time_ms
             ref = expected.reference.cases.get(c.name)
             if ref is None or ref.status != "ok":
-                r.verdict, r.message = Verdict.SE, "参考解没有这个用例的结果 the reference has no result for this case"
+                r.verdict, r.message = (
+                    Verdict.SE,
+                    "参考解没有这个用例的结果 the reference has no result for this case",
+                )
             elif got.status == "ok":
                 mismatches = compare(c, ref.observations, got.observations)
                 if mismatches:
@@ -73,7 +79,10 @@ def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, str] | 
     if status == "ce":
         return Verdict.CE, run.load_message
     if status == "memory":
-        return Verdict.MLE, "导入你的代码时内存不足 out of memory while importing your code\n" + run.load_message
+        return (
+            Verdict.MLE,
+            "导入你的代码时内存不足 out of memory while importing your code\n" + run.load_message,
+        )
     if status == "error":
         return Verdict.RE, "导入你的代码时出错 error while importing your code\n" + run.load_message
     return None
@@ -108,9 +117,10 @@ def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun,
             strength[n] = strength.get(n, 0) + 1
     hints = {w.name: w.hint for w in expected.wrong}
     for r in failing:
-        names = matches.get(r.name)
-        if names:
-            best = max(names, key=lambda n: (strength[n], -names.index(n)))
+        candidates = matches.get(r.name, [])
+        if candidates:
+            # Most matched cases first; among equals, the first in name order.
+            best = max(candidates, key=lambda n: (strength[n], -candidates.index(n)))
             r.hint = hints[best]
 
 
@@ -151,8 +161,16 @@ def judge_source(
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
         results = [
-            CaseResult(c.name, c.public, Verdict.CE, 0, c.points, 0.0,
-                       f"代码太长 your code is larger than {MAX_SOURCE_BYTES // 1024} KiB", description=c.description)
+            CaseResult(
+                c.name,
+                c.public,
+                Verdict.CE,
+                0,
+                c.points,
+                0.0,
+                f"代码太长 your code is larger than {MAX_SOURCE_BYTES // 1024} KiB",
+                description=c.description,
+            )
             for c in cases
         ]
         return build_report(problem, cases, results, backend, 0.0)
@@ -160,8 +178,16 @@ def judge_source(
         expected = store.get(problem, backend)
     except TrustedRunError as exc:
         results = [
-            CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0,
-                       f"参考解无法运行 the reference could not be run: {exc}", description=c.description)
+            CaseResult(
+                c.name,
+                c.public,
+                Verdict.SE,
+                0,
+                c.points,
+                0.0,
+                f"参考解无法运行 the reference could not be run: {exc}",
+                description=c.description,
+            )
             for c in cases
         ]
         return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)

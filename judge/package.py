@@ -1,8 +1,8 @@
 """Problem packages: folders under problems/ with a schema-checked problem.toml.
 
-    problems/204-rmsnorm/
-      problem.toml  statement.zh.md  statement.en.md (optional)  starter.py  reference.py  cases.py
-      solutions/accepted/*.py   solutions/wrong/*.py (module docstring = hint)
+problems/204-rmsnorm/
+  problem.toml  statement.zh.md  statement.en.md (optional)  starter.py  reference.py  cases.py
+  solutions/accepted/*.py   solutions/wrong/*.py (module docstring = hint)
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ class Title(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time_s: float = Field(5.0, gt=0, le=120, description="wall time for the learner's code, all cases together")
+    time_s: float = Field(
+        5.0, gt=0, le=120, description="wall time for the learner's code, all cases together"
+    )
     memory_mb: int = Field(1024, ge=64, le=16384)
     output_kb: int = Field(64, ge=1, le=16384, description="what the learner may print")
 
@@ -153,7 +155,9 @@ class Problem:
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise PackageError(f"{self.file('cases.py')}: cannot import: {type(exc).__name__}: {exc}") from exc
+            raise PackageError(
+                f"{self.file('cases.py')}: cannot import: {type(exc).__name__}: {exc}"
+            ) from exc
         sys.modules[name] = module
         return module
 
@@ -200,7 +204,9 @@ def find_problem(ref: str, problems_dir: Path) -> Problem:
         return Problem(as_path)
     if not problems_dir.is_dir():
         raise PackageError(f"problems folder {problems_dir} does not exist")
-    matches = sorted(p for p in problems_dir.iterdir() if p.is_dir() and (p.name.split("-", 1)[0] == ref or p.name == ref))
+    matches = sorted(
+        p for p in problems_dir.iterdir() if p.is_dir() and (p.name.split("-", 1)[0] == ref or p.name == ref)
+    )
     if not matches:
         known = ", ".join(sorted(p.name for p in problems_dir.iterdir() if (p / "problem.toml").exists()))
         raise PackageError(f"no problem {ref!r} in {problems_dir} (known: {known or 'none'})")

@@ -15,6 +15,7 @@ frame and one "case" frame per case, then "done".
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import struct
@@ -172,7 +173,7 @@ def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torc
             raise ProtocolError(f"tensor {name!r} has a byte size that does not match its shape")
         spans.append((offsets[0], offsets[1]))
     spans.sort()
-    for (_, end_a), (start_b, _) in zip(spans, spans[1:], strict=False):
+    for (_, end_a), (start_b, _) in itertools.pairwise(spans):
         if start_b < end_a:
             raise ProtocolError("safetensors tensors overlap")
     from safetensors import SafetensorError

@@ -42,14 +42,14 @@ STATEMENT = """\
 TODO: {what}
 """
 
-STARTER = '''\
+STARTER = """\
 import torch
 
 
 def solve(x):
     # TODO: 你的实现 / your implementation
     raise NotImplementedError
-'''
+"""
 
 REFERENCE = '''\
 """Reference for problem {id}."""
@@ -95,7 +95,9 @@ def scaffold(problem_id: str, slug: str, problems_dir: Path) -> Path:
     root = problems_dir / f"{problem_id}-{slug}"
     files = {
         "problem.toml": PROBLEM_TOML.format(id=problem_id, slug=slug),
-        "statement.zh.md": STATEMENT.format(id=problem_id, slug=slug, what="用中文写题面：要实现什么、为什么。"),
+        "statement.zh.md": STATEMENT.format(
+            id=problem_id, slug=slug, what="用中文写题面：要实现什么、为什么。"
+        ),
         "statement.en.md": STATEMENT.format(id=problem_id, slug=slug, what="the statement in English."),
         "starter.py": STARTER,
         "reference.py": REFERENCE.format(id=problem_id),

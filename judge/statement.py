@@ -18,7 +18,8 @@ def _md() -> MarkdownIt:
 
 def render(text: str) -> str:
     """HTML for a statement. Raw HTML in the source is escaped, not passed through."""
-    return _md().render(text)
+    html: str = _md().render(text)
+    return html
 
 
 def problems_in(text: str) -> list[str]:
@@ -37,7 +38,9 @@ def problems_in(text: str) -> list[str]:
         for child in tok.children:
             if child.type == "text" and "$" in child.content:
                 line = (tok.map[0] + 1) if tok.map else "?"
-                found.append(f"line {line}: unbalanced $ (math that does not close): {child.content.strip()[:60]!r}")
+                found.append(
+                    f"line {line}: unbalanced $ (math that does not close): {child.content.strip()[:60]!r}"
+                )
     lines = text.splitlines()
     fences = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
     if len(fences) % 2:

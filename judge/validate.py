@@ -115,7 +115,10 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
 
     expected = Expected(
         reference=ref,
-        wrong=[WrongSolution(f.name, f.hint(), r) for f, r in zip(wrong, first.solutions[-len(wrong) :], strict=True)]
+        wrong=[
+            WrongSolution(f.name, f.hint(), r)
+            for f, r in zip(wrong, first.solutions[-len(wrong) :], strict=True)
+        ]
         if wrong
         else [],
     )
@@ -124,8 +127,13 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
         verdict = worst([r.verdict for r in results])
         failing = [r for r in results if r.verdict != Verdict.AC]
         if f.kind == "starter":
-            v.add("starter", verdict != Verdict.AC, f"does not pass ({verdict} on {len(failing)} cases)"
-                  if verdict != Verdict.AC else "passes every case: the starter must leave the work to the learner")
+            v.add(
+                "starter",
+                verdict != Verdict.AC,
+                f"does not pass ({verdict} on {len(failing)} cases)"
+                if verdict != Verdict.AC
+                else "passes every case: the starter must leave the work to the learner",
+            )
         elif f.kind == "accepted":
             v.add(f.name, verdict == Verdict.AC, "AC" if verdict == Verdict.AC else _failures(failing))
         else:
@@ -144,12 +152,16 @@ def _batch_limits(base: Limits, n: int) -> Limits:
 def _runs_cleanly(v: Validation, result: RunResult) -> bool:
     if result.stop is None:
         return True
-    v.add("runner", False, f"the author's solutions did not run to the end: {result.stop.message}\n{result.log[-2000:]}")
+    v.add(
+        "runner",
+        False,
+        f"the author's solutions did not run to the end: {result.stop.message}\n{result.log[-2000:]}",
+    )
     return False
 
 
 def _check_statements(v: Validation, problem: Problem) -> None:
-    notes = []
+    notes: list[str] = []
     ok = True
     for name in ("statement.zh.md", "statement.en.md"):
         if not problem.file(name).exists():

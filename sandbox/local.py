@@ -11,6 +11,7 @@ ever runs without them. (preexec_fn would do the same but is unsafe in threaded 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import resource
@@ -183,10 +184,8 @@ def _feed(pipe: object, data: bytes) -> None:
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _wait(pid: int, deadline: float | None) -> tuple[int | None, resource.struct_rusage | None]:

@@ -76,7 +76,9 @@ def make_package(
     (pkg / "starter.py").write_text(starter)
     (pkg / "reference.py").write_text(reference)
     (pkg / "cases.py").write_text(cases)
-    for name, src in (wrong or {"times_three": '"""乘了 3 / You multiplied by 3."""\ndef f(x):\n    return x * 3\n'}).items():
+    for name, src in (
+        wrong or {"times_three": '"""乘了 3 / You multiplied by 3."""\ndef f(x):\n    return x * 3\n'}
+    ).items():
         (pkg / "solutions" / "wrong" / f"{name}.py").write_text(src)
     for name, src in (accepted or {}).items():
         (pkg / "solutions" / "accepted" / f"{name}.py").write_text(src)

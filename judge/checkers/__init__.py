@@ -11,7 +11,8 @@ from judge.checkers.ulp import Ulp, ulp
 
 
 class Checker(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def describe(self) -> str: ...
 

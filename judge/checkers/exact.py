@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 import torch
 
-from judge.checkers.base import Mismatch, describe_failure, special_failure, special_mismatch, structural_mismatch
+from judge.checkers.base import (
+    Mismatch,
+    describe_failure,
+    special_failure,
+    special_mismatch,
+    structural_mismatch,
+)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,9 @@ class Guards:
             guarded = self._guard(dotted, original)
             for module in list(sys.modules.values()):
                 mod_name = getattr(module, "__name__", "")
-                if not isinstance(mod_name, str) or not (mod_name == "torch" or mod_name.startswith("torch.")):
+                if not isinstance(mod_name, str) or not (
+                    mod_name == "torch" or mod_name.startswith("torch.")
+                ):
                     continue
                 try:
                     attrs = [k for k, v in vars(module).items() if v is original]
@@ -56,7 +58,9 @@ class Guards:
                 guards._record(dotted)
                 raise ForbiddenAPIError(dotted)
 
-            return type(original.__name__, (original,), {"__init__": __init__, "__module__": original.__module__})
+            return type(
+                original.__name__, (original,), {"__init__": __init__, "__module__": original.__module__}
+            )
 
         @functools.wraps(original)
         def forbidden(*args: Any, **kwargs: Any) -> Any:

@@ -11,6 +11,7 @@ itself failed, which the judge reports as a system error, never as the learner's
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -51,10 +52,15 @@ def _run(out: BinaryIO) -> int:
     from judge.protocol import encode_frame
 
     torch.set_num_threads(job.threads)
-    try:
+    with contextlib.suppress(RuntimeError):  # already set: harmless
         torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass  # already set; harmless
+
+    # The first backward in a process starts autograd's machinery (about a second here);
+    # pay that before "hello", so it is not charged to the learner's time limit.
+    # Both paths: a scalar loss, and a tensor output with an explicit gradient (the slow one).
+    warm = torch.ones(2, requires_grad=True)
+    (warm * warm).sum().backward()  # type: ignore[no-untyped-call]
+    (warm * 2).backward(torch.ones(2))  # type: ignore[no-untyped-call]
 
     def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
         out.write(encode_frame(head, tensors))
@@ -124,7 +130,7 @@ def _load_solution(
     sys.modules[module_name] = module
     try:
         exec(code, module.__dict__)
-    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, even SystemExit
+    except BaseException as exc:
         emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, solution.filename)})
         return None
     missing = [n for n in entry_points if n not in module.__dict__]
@@ -140,7 +146,13 @@ def _load_solution(
         return None
     not_callable = [n for n in entry_points if not callable(module.__dict__[n])]
     if not_callable:
-        emit({**head, "status": "ce", "message": "入口不可调用 entry point(s) not callable: " + ", ".join(not_callable)})
+        emit(
+            {
+                **head,
+                "status": "ce",
+                "message": "入口不可调用 entry point(s) not callable: " + ", ".join(not_callable),
+            }
+        )
         return None
     emit({**head, "status": "ok"})
     return types.SimpleNamespace(**{n: module.__dict__[n] for n in entry_points})
@@ -170,7 +182,7 @@ def _run_case(
     except CaseSetupError as exc:
         head = {"status": "error", "message": str(exc)}
         value = None
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         head = {"status": _failure_status(exc), "message": learner_traceback(exc, learner_file)}
         value = None
     else:

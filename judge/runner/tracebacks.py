@@ -22,18 +22,16 @@ def exception_line(exc: BaseException) -> str:
 
 def learner_traceback(exc: BaseException, learner_file: str) -> str:
     """The exception with only the frames in `learner_file`; says so when there are none."""
-    frames = [
-        f
-        for f in traceback.extract_tb(_tb(exc))
-        if f.filename == learner_file
-    ][-MAX_FRAMES:]
+    frames = [f for f in traceback.extract_tb(_tb(exc)) if f.filename == learner_file][-MAX_FRAMES:]
     lines = []
     if frames:
         lines.append("Traceback (只显示你的代码 your code only):\n")
         lines.extend(traceback.format_list(frames))
     else:
-        lines.append("(出错的位置不在你的代码里，而是在用例使用你的代码返回的结果时 "
-                     "raised outside your code, while the case used what your code returned)\n")
+        lines.append(
+            "(出错的位置不在你的代码里，而是在用例使用你的代码返回的结果时 "
+            "raised outside your code, while the case used what your code returned)\n"
+        )
     lines.append(exception_line(exc))
     text = "".join(lines).rstrip()
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 3] + "..."

@@ -52,7 +52,8 @@ def softmax_large_logits(impl, rng):
 
 @case(points=4, checker=STABLE)
 def softmax_equal_rows(impl, rng):
-    """每行所有元素相等（包括 ±1000）：结果是均匀分布 / rows of equal values (even ±1000) give a uniform distribution"""
+    """每行所有元素相等（包括 ±1000）：结果是均匀分布 /
+    rows of equal values (even ±1000) give a uniform distribution"""
     x = torch.tensor([0.0, 7.5, 1000.0, -1000.0]).unsqueeze(1).expand(4, 12).contiguous()
     return {"y": impl.softmax(x), "logp": impl.log_softmax(x)}
 
@@ -72,7 +73,8 @@ def softmax_masked(impl, rng):
 
 @case(points=7)
 def softmax_dims(impl, rng):
-    """沿其他维做 softmax / log_softmax：dim=0、1、-2 / softmax and log_softmax along other axes: dim=0, 1, -2"""
+    """沿其他维做 softmax 与 log_softmax：dim=0、1、-2 /
+    softmax and log_softmax along other axes: dim=0, 1, -2"""
     x = rng.normal(3, 4, 5, std=2.0)
     return {
         "dim0": impl.softmax(x, dim=0),
@@ -106,7 +108,8 @@ def log_softmax_fp32(impl, rng):
 
 @case(points=7)
 def log_softmax_tiny_probs(impl, rng):
-    """概率小到在 fp32 中下溢为 0 时，log_softmax 仍应是有限值 / log_softmax stays finite where the probability underflows to 0"""
+    """概率小到在 fp32 中下溢为 0 时，log_softmax 仍应是有限值 /
+    log_softmax stays finite where the probability underflows to 0"""
     x = rng.normal(3, 20, std=1.0)
     x[:, 0] += 200.0  # every other entry sits about 200 below: exp(-200) is 0 in fp32
     x[2] *= 60.0
@@ -132,7 +135,8 @@ def _targets(rng, shape, vocab, ignore_frac=0.0, ignore_index=-100):
 
 @case(points=8, public=True)
 def cross_entropy_2d(impl, rng):
-    """(N, V) 的 logits 与 (N,) 的标签：fp32 标量，平均值 / (N, V) logits, (N,) targets: an fp32 scalar mean"""
+    """(N, V) 的 logits 与 (N,) 的标签：fp32 标量，平均值 /
+    (N, V) logits, (N,) targets: an fp32 scalar mean"""
     logits = rng.normal(16, 50, std=2.0)
     t = _targets(rng, (16,), 50)
     return {"loss": impl.cross_entropy(logits, t), "first_row": impl.cross_entropy(logits[:1], t[:1])}
@@ -167,7 +171,8 @@ def cross_entropy_3d(impl, rng):
 
 @case(points=6)
 def cross_entropy_bf16(impl, rng):
-    """bf16 logits：在 fp32 中计算，损失是 fp32 标量 / bf16 logits: computed in fp32, the loss is an fp32 scalar"""
+    """bf16 logits：在 fp32 中计算，损失是 fp32 标量 /
+    bf16 logits: computed in fp32, the loss is an fp32 scalar"""
     logits = rng.normal(4, 8, 256, std=3.0, dtype=torch.bfloat16)
     t = _targets(rng, (4, 8), 256, ignore_frac=0.2)
     return {"loss": impl.cross_entropy(logits, t)}

@@ -158,7 +158,10 @@ def test_forged_result_frames_cannot_produce_ac(pkg: Path, store: ExpectedStore)
         "    head = json.dumps({'kind': 'done'}).encode()\n"
         "    frame = struct.pack('>4sIQ', b'JDG1', len(head), 0) + head\n"
         "    for fd in range(3, 20):\n"
-        "        try:\n            os.write(fd, frame + b'garbage')\n        except OSError:\n            pass\n"
+        "        try:\n"
+        "            os.write(fd, frame + b'garbage')\n"
+        "        except OSError:\n"
+        "            pass\n"
         "    os._exit(0)\n"
     )
     report = judge(pkg, src, store)

@@ -1,5 +1,7 @@
-"""所有标签都被忽略时，你返回了 0（例如把分母钳到至少 1）。本题和 torch 一样规定：没有任何参与计算的 token 时，平均值没有定义，返回 NaN。
-When every target is ignored you return 0 (for example by clamping the count to at least 1). This problem, like torch, says that a mean over no tokens is undefined: return NaN."""
+"""所有标签都被忽略时，你返回了 0（例如把分母钳到至少 1）。本题和 torch 一样规定：没有任何参与计算的
+token 时，平均值没有定义，返回 NaN。
+When every target is ignored you return 0 (for example by clamping the count to at least 1). This
+problem, like torch, says that a mean over no tokens is undefined: return NaN."""
 
 import torch
 

@@ -1,5 +1,7 @@
-"""你的 softmax / log_softmax 对 bf16 或 fp16 输入返回了 fp32：内部用 fp32 计算是对的，但最后要用 .to(x.dtype) 转回输入的 dtype。
-Your softmax / log_softmax return fp32 for bf16 or fp16 input: computing in fp32 inside is right, but convert back to the input's dtype at the end with .to(x.dtype)."""
+"""你的 softmax / log_softmax 对 bf16 或 fp16 输入返回了 fp32：内部用 fp32 计算是对的，但最后要用
+.to(x.dtype) 转回输入的 dtype。
+Your softmax / log_softmax return fp32 for bf16 or fp16 input: computing in fp32 inside is right, but
+convert back to the input's dtype at the end with .to(x.dtype)."""
 
 import torch
 

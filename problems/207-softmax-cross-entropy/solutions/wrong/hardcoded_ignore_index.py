@@ -1,5 +1,7 @@
-"""你把要忽略的标签写死成了 -100，没有使用参数 ignore_index。调用者可能传入别的值（例如填充 token 的 id），要用参数本身来判断。
-You hard-code -100 as the label to skip instead of using the `ignore_index` argument. Callers may pass another value (for example the padding token's id); compare against the argument."""
+"""你把要忽略的标签写死成了 -100，没有使用参数 ignore_index。调用者可能传入别的值（例如填充 token 的
+id），要用参数本身来判断。
+You hard-code -100 as the label to skip instead of using the `ignore_index` argument. Callers may pass
+another value (for example the padding token's id); compare against the argument."""
 
 import torch
 

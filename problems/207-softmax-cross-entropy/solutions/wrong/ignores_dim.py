@@ -1,5 +1,7 @@
-"""你忽略了 dim 参数，总是在最后一维上做 softmax / log_softmax。最大值、求和都要沿调用者给的 dim 进行（keepdim=True 以便广播）。
-You ignore the `dim` argument and always normalise over the last axis. Take the maximum and the sum along the `dim` you are given (with keepdim=True so they broadcast)."""
+"""你忽略了 dim 参数，总是在最后一维上做 softmax / log_softmax。最大值、求和都要沿调用者给的 dim
+进行（keepdim=True 以便广播）。
+You ignore the `dim` argument and always normalise over the last axis. Take the maximum and the sum
+along the `dim` you are given (with keepdim=True so they broadcast)."""
 
 import torch
 

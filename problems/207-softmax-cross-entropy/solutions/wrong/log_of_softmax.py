@@ -1,5 +1,9 @@
-"""你用 log(softmax(x)) 计算 log_softmax：当某个概率小到在 fp32 中下溢为 0（与最大值相差超过约 104）时，log(0) = -inf，而正确答案是一个有限的负数。直接在对数空间里算：x - max - log(sum(exp(x - max)))。
-You compute log_softmax as log(softmax(x)): when a probability underflows to 0 in fp32 (about 104 below the maximum), log(0) = -inf, while the right answer is a finite negative number. Stay in log space: x - max - log(sum(exp(x - max)))."""
+"""你用 log(softmax(x)) 计算 log_softmax：当某个概率小到在 fp32 中下溢为 0（与最大值相差超过约 104）
+时，log(0) = -inf，而正确答案是一个有限的负数。直接在对数空间里算：x - max - log(sum(exp(x -
+max)))。
+You compute log_softmax as log(softmax(x)): when a probability underflows to 0 in fp32 (about 104 below
+the maximum), log(0) = -inf, while the right answer is a finite negative number. Stay in log space: x -
+max - log(sum(exp(x - max)))."""
 
 import torch
 

@@ -1,5 +1,8 @@
-"""你的 cross_entropy 对 bf16 logits 返回了 bf16 的损失（torch 的 F.cross_entropy 就是这样做的）。本题要求损失始终是 fp32 标量：log_softmax 在 fp32 中算，结果不要再转回 logits 的 dtype。
-Your cross_entropy returns a bf16 loss for bf16 logits (as torch's F.cross_entropy does). This problem asks for an fp32 scalar always: compute log_softmax in fp32 and do not convert the loss back to the logits' dtype."""
+"""你的 cross_entropy 对 bf16 logits 返回了 bf16 的损失（torch 的 F.cross_entropy 就是这样做的）。
+本题要求损失始终是 fp32 标量：log_softmax 在 fp32 中算，结果不要再转回 logits 的 dtype。
+Your cross_entropy returns a bf16 loss for bf16 logits (as torch's F.cross_entropy does). This problem
+asks for an fp32 scalar always: compute log_softmax in fp32 and do not convert the loss back to the
+logits' dtype."""
 
 import torch
 

@@ -1,5 +1,8 @@
-"""你没有先减去最大值就直接取 exp：fp32 中 logits 超过约 88（fp16 中超过约 11）时 exp 溢出为 inf，inf / inf 得到 NaN。先减去每行的最大值——结果在数学上不变，但最大的指数变成 exp(0) = 1。
-You take exp without subtracting the row maximum first: exp overflows to inf for logits above about 88 in fp32 (about 11 in fp16), and inf / inf gives NaN. Subtract each row's maximum first: the result is mathematically the same, but the largest exponent becomes exp(0) = 1."""
+"""你没有先减去最大值就直接取 exp：fp32 中 logits 超过约 88（fp16 中超过约 11）时 exp 溢出为 inf，inf
+/ inf 得到 NaN。先减去每行的最大值——结果在数学上不变，但最大的指数变成 exp(0) = 1。
+You take exp without subtracting the row maximum first: exp overflows to inf for logits above about 88
+in fp32 (about 11 in fp16), and inf / inf gives NaN. Subtract each row's maximum first: the result is
+mathematically the same, but the largest exponent becomes exp(0) = 1."""
 
 import torch
 

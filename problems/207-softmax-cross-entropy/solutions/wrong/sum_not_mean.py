@@ -1,5 +1,7 @@
-"""你返回的是各个 token 损失的总和，而不是平均值：损失随批大小和序列长度线性增长。除以参与计算的 token 个数。
-You return the sum of the per-token losses instead of their mean: the loss grows with batch size and sequence length. Divide by the number of counted tokens."""
+"""你返回的是各个 token 损失的总和，而不是平均值：损失随批大小和序列长度线性增长。除以参与计算的 token
+个数。
+You return the sum of the per-token losses instead of their mean: the loss grows with batch size and
+sequence length. Divide by the number of counted tokens."""
 
 import torch
 

@@ -1,0 +1,89 @@
+"""The `judge` command as a user runs it: exit codes, the JSON report, the table, validate and new."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judge.settings import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+PKG = REPO_ROOT / "problems" / "204-rmsnorm"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {**os.environ, "JUDGE_CACHE_DIR": str(tmp_path_factory.mktemp("cli-cache"))}
+
+
+def judge_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judge", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
+
+
+def test_run_json_ac_for_another_style(env: dict[str, str]) -> None:
+    res = judge_cli(
+        env, "run", "204", str(PKG / "solutions/accepted/einsum_type_as.py"), "--backend", "local", "--json"
+    )
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["verdict"] == "AC" and report["score"] == report["max_score"] == 100
+    assert report["problem"] == "204" and report["backend"] == "local"
+    assert {"name", "public", "verdict", "score", "max_score", "time_ms", "message", "hint"} <= set(
+        report["cases"][0]
+    )
+
+
+def test_run_table_wa_with_hint_and_exit_1(env: dict[str, str]) -> None:
+    res = judge_cli(env, "run", "204", str(PKG / "solutions/wrong/gate_sigmoid.py"), "--backend", "local")
+    assert res.returncode == 1
+    assert "gated_fp32" in res.stdout and "WA" in res.stdout
+    assert "silu(z) = z·sigmoid(z)" in res.stdout
+    assert "Score: 75/100" in res.stdout
+
+
+def test_run_public_cases_only(env: dict[str, str]) -> None:
+    res = judge_cli(
+        env, "run", str(PKG), str(PKG / "reference.py"), "--backend", "local", "--cases", "public", "--json"
+    )
+    report = json.loads(res.stdout)
+    assert all(c["public"] for c in report["cases"]) and report["max_score"] < 100
+
+
+def test_bad_input_gets_a_clear_error(env: dict[str, str], tmp_path: Path) -> None:
+    missing = judge_cli(env, "run", "204", str(tmp_path / "nope.py"), "--backend", "local")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    unknown = judge_cli(env, "run", "999", str(PKG / "reference.py"))
+    assert unknown.returncode == 2 and "no problem '999'" in unknown.stderr
+    binary = tmp_path / "bin.py"
+    binary.write_bytes(b"\xff\xfe\x00")
+    assert judge_cli(env, "run", "204", str(binary), "--backend", "local").returncode == 2
+
+
+def test_validate_all_shipped_packages(env: dict[str, str]) -> None:
+    res = judge_cli(env, "validate", "--all", "--backend", "local")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "NOT SOUND" not in res.stdout
+
+
+def test_new_scaffold_is_guided_by_validate(env: dict[str, str], tmp_path: Path) -> None:
+    made = judge_cli(env, "new", "950", "kv-cache", "--dir", str(tmp_path))
+    assert made.returncode == 0, made.stderr
+    res = judge_cli(env, "validate", str(tmp_path / "950-kv-cache"), "--backend", "local", "--json")
+    assert res.returncode == 1
+    checks = {c["name"]: c for c in json.loads(res.stdout)[0]["checks"]}
+    assert not checks["statements"]["ok"] and "TODO" in checks["statements"]["detail"]
+    assert not checks["solutions"]["ok"] and "solutions/wrong" in checks["solutions"]["detail"]
+    assert not checks["problem.toml"]["ok"] and "chapter" in checks["problem.toml"]["detail"]
+    assert checks["reference"]["ok"] and checks["starter"]["ok"]

@@ -1,0 +1,73 @@
+"""Problem 204 through the real judge: other correct styles pass, each known mistake gets its hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge.expected import ExpectedStore
+from judge.package import Problem
+from judge.settings import REPO_ROOT
+from judge.verdicts import Verdict
+from tests.factories import judge
+
+pytestmark = pytest.mark.slow
+
+PROBLEM = Problem(REPO_ROOT / "problems" / "204-rmsnorm")
+
+
+@pytest.mark.parametrize("solution", PROBLEM.solutions("accepted"), ids=lambda s: s.path.stem)
+def test_accepted_formulations_get_ac(solution, store: ExpectedStore) -> None:  # type: ignore[no-untyped-def]
+    report = judge(PROBLEM, solution.source(), store)
+    assert report.verdict == Verdict.AC, [
+        (c.name, c.message) for c in report.cases if c.verdict != Verdict.AC
+    ]
+    assert report.score == 100
+
+
+@pytest.mark.parametrize("solution", PROBLEM.solutions("wrong"), ids=lambda s: s.path.stem)
+def test_each_mistake_gets_wa_with_its_hint(solution, store: ExpectedStore) -> None:  # type: ignore[no-untyped-def]
+    report = judge(PROBLEM, solution.source(), store)
+    assert report.verdict == Verdict.WA
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert failing and all(c.verdict == Verdict.WA for c in failing)
+    assert any(c.hint == solution.hint() for c in failing)
+
+
+def test_bf16_statistics_are_caught_only_by_ulp_cases(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "stats_in_input_dtype")
+    report = judge(PROBLEM, wrong.source(), store)
+    failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
+    assert failing == {"rmsnorm_bf16", "rmsnorm_fp16_large", "gated_bf16"}
+    bf16 = next(c for c in report.cases if c.name == "rmsnorm_bf16")
+    assert "ulp" in bf16.message and "fp32" in bf16.hint
+
+
+def test_forbidden_builtin_is_named(tmp_path: Path, store: ExpectedStore) -> None:
+    src = PROBLEM.reference.source().replace(
+        "return (_normalize_fp32(x, self.eps) * scale).to(x.dtype)",
+        "return F.rms_norm(x, (x.shape[-1],), 1 + self.weight, self.eps)",
+    )
+    assert "F.rms_norm" in src
+    report = judge(PROBLEM, src, store)
+    assert report.verdict == Verdict.WA
+    rms = next(c for c in report.cases if c.name == "rmsnorm_fp32")
+    assert "torch.nn.functional.rms_norm" in rms.message
+
+
+def test_nn_rmsnorm_class_is_forbidden_under_every_alias(store: ExpectedStore) -> None:
+    src = (
+        "from torch.nn.modules.normalization import RMSNorm as Builtin\n"
+        + PROBLEM.reference.source()
+        + "\nclass RMSNorm(Builtin):\n    pass\n"
+    )
+    report = judge(PROBLEM, src, store)
+    init = next(c for c in report.cases if c.name == "rmsnorm_init")
+    assert init.verdict == Verdict.WA and "torch.nn.RMSNorm" in init.message
+
+
+def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
+    report = judge(PROBLEM, PROBLEM.starter.source(), store)
+    assert report.verdict == Verdict.RE and report.score == 0
+    assert "NotImplementedError" in report.cases[0].message
