@@ -9,34 +9,28 @@ from pathlib import Path
 from judge.settings import JudgeSettings
 
 
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
 def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
-    from judge.backends import BackendUnavailable, make_backend
+    from judge.backends import make_backend
     from judge.expected import ExpectedStore
     from judge.grading import judge_source
-    from judge.package import PackageError, find_problem
+    from judge.package import find_problem
     from judge.report import render_table
     from judge.verdicts import Verdict
 
-    try:
-        problem = find_problem(args.problem, settings.problems_dir)
-        problem.cases  # noqa: B018 - load the case table now, so package errors surface here
-    except PackageError as exc:
-        print(f"judge: {exc}", file=sys.stderr)
-        return 2
+    problem = find_problem(args.problem, settings.problems_dir)
+    problem.cases  # noqa: B018 - load the case table now, so package errors surface here
     path = Path(args.solution)
     try:
         source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        print(f"judge: no such file: {path}", file=sys.stderr)
-        return 2
+    except FileNotFoundError as exc:
+        raise UsageError(f"no such file: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"judge: cannot read {path}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        backend, warnings = make_backend(args.backend or settings.backend)
-    except BackendUnavailable as exc:
-        print(f"judge: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    backend, warnings = make_backend(args.backend or settings.backend)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
     report.warnings = warnings + report.warnings
@@ -48,7 +42,7 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 
 def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
-    from judge.backends import BackendUnavailable, make_backend
+    from judge.backends import make_backend
     from judge.package import all_problem_dirs
     from judge.validate import render_validation, validate_package
 
@@ -56,13 +50,8 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
     if args.all:
         dirs += all_problem_dirs(settings.problems_dir)
     if not dirs:
-        print("judge validate: name package folders or pass --all", file=sys.stderr)
-        return 2
-    try:
-        backend, _ = make_backend(args.backend or settings.backend)
-    except BackendUnavailable as exc:
-        print(f"judge: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError("name package folders or pass --all")
+    backend, _ = make_backend(args.backend or settings.backend)
     results = [validate_package(d, backend, settings) for d in dirs]
     if args.json:
         import json
@@ -74,13 +63,9 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 
 def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
-    from judge.scaffold import ScaffoldError, scaffold
+    from judge.scaffold import scaffold
 
-    try:
-        path = scaffold(args.id, args.slug, Path(args.dir) if args.dir else settings.problems_dir)
-    except ScaffoldError as exc:
-        print(f"judge new: {exc}", file=sys.stderr)
-        return 2
+    path = scaffold(args.id, args.slug, Path(args.dir) if args.dir else settings.problems_dir)
     print(f"created {path}")
     print(f"next: edit its files, then run `judge validate {path}` until every check passes")
     return 0
@@ -116,8 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = JudgeSettings()
+    from judge.backends import BackendUnavailable
+    from judge.package import PackageError
+    from judge.scaffold import ScaffoldError
+
     try:
         code: int = args.func(args, settings)
+    except (UsageError, PackageError, BackendUnavailable, ScaffoldError) as exc:
+        print(f"judge {args.command}: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 1

@@ -6,15 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from judge.checkers.base import (
-    FLOAT_DTYPES,
-    Mismatch,
-    describe_failure,
-    special_failure,
-    special_mismatch,
-    structural_mismatch,
-)
-from judge.checkers.exact import Exact
+from judge.checkers.base import Mismatch, check_with, describe_failure
 
 # The defaults of torch.testing.assert_close, so that "close" means what PyTorch users expect.
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -41,13 +33,9 @@ class AllClose:
         return f"allclose (rtol={self.rtol}, atol={self.atol})"
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
-        if (m := structural_mismatch(path, expected, got)) is not None:
-            return m
-        if expected.dtype not in FLOAT_DTYPES:
-            return Exact().check(path, expected, got)
-        special = special_mismatch(expected, got)
-        if bool(special.any()):
-            return special_failure(path, expected, got, special)
+        return check_with(path, expected, got, self._close)
+
+    def _close(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         rtol, atol = self.tolerances(expected.dtype)
         e = expected.to(torch.float64)
         g = got.to(torch.float64)

@@ -8,6 +8,7 @@ both values, and the fraction of elements that differ.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -108,3 +109,23 @@ def special_failure(path: str, expected: torch.Tensor, got: torch.Tensor, bad: t
     if not why:
         why.append("NaN/inf 的位置或符号与参考不同 NaN/inf where the reference has none or another sign")
     return describe_failure(path, expected, got, bad, "NaN/inf: " + ", ".join(why))
+
+
+# Given expected and got (same shape and dtype, NaN/inf already in agreement), the mismatch
+# among the finite elements, or None.
+FiniteRule = Callable[[str, torch.Tensor, torch.Tensor], "Mismatch | None"]
+
+
+def check_with(path: str, expected: torch.Tensor, got: torch.Tensor, rule: FiniteRule) -> Mismatch | None:
+    """Every checker's order: shape and dtype, exact for non-floats, NaN/inf placement, then `rule`."""
+    if (m := structural_mismatch(path, expected, got)) is not None:
+        return m
+    if expected.dtype not in FLOAT_DTYPES:
+        bad = expected != got
+        if bool(bad.any()):
+            return describe_failure(path, expected, got, bad, "须完全相等 must be exactly equal")
+        return None
+    special = special_mismatch(expected, got)
+    if bool(special.any()):
+        return special_failure(path, expected, got, special)
+    return rule(path, expected, got)

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 
 import torch
 
-from judge.checkers.base import (
-    Mismatch,
-    describe_failure,
-    special_failure,
-    special_mismatch,
-    structural_mismatch,
-)
+from judge.checkers.base import Mismatch, check_with, describe_failure
+
+
+def _equal(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
+    bad = (expected != got) & ~torch.isnan(expected)
+    if bool(bad.any()):
+        return describe_failure(path, expected, got, bad, "须完全相等 must be exactly equal")
+    return None
 
 
 @dataclass(frozen=True)
@@ -23,18 +24,7 @@ class Exact:
         return "exact"
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
-        if (m := structural_mismatch(path, expected, got)) is not None:
-            return m
-        if expected.dtype.is_floating_point:
-            special = special_mismatch(expected, got)
-            if bool(special.any()):
-                return special_failure(path, expected, got, special)
-            bad = (expected != got) & ~torch.isnan(expected)
-        else:
-            bad = expected != got
-        if bool(bad.any()):
-            return describe_failure(path, expected, got, bad, "须完全相等 must be exactly equal")
-        return None
+        return check_with(path, expected, got, _equal)
 
 
 def exact() -> Exact:

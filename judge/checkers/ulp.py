@@ -13,15 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from judge.checkers.base import (
-    FLOAT_DTYPES,
-    Mismatch,
-    describe_failure,
-    special_failure,
-    special_mismatch,
-    structural_mismatch,
-)
-from judge.checkers.exact import Exact
+from judge.checkers.base import Mismatch, check_with, describe_failure
 
 # Integer views of the same width, used to put floats on an ordered integer line.
 _INT_VIEW: dict[torch.dtype, torch.dtype] = {
@@ -58,13 +50,9 @@ class Ulp:
         return f"ulp (<= {self.max_ulps} ulp, <= {100 * self.max_fraction:g}% differing)"
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
-        if (m := structural_mismatch(path, expected, got)) is not None:
-            return m
-        if expected.dtype not in FLOAT_DTYPES:
-            return Exact().check(path, expected, got)
-        special = special_mismatch(expected, got)
-        if bool(special.any()):
-            return special_failure(path, expected, got, special)
+        return check_with(path, expected, got, self._within)
+
+    def _within(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         finite = torch.isfinite(expected)
         dist = ulp_distance(expected, got).masked_fill(~finite, 0)
         total = max(expected.numel(), 1)

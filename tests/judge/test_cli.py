@@ -50,7 +50,7 @@ def test_run_table_wa_with_hint_and_exit_1(env: dict[str, str]) -> None:
     assert res.returncode == 1
     assert "gated_fp32" in res.stdout and "WA" in res.stdout
     assert "silu(z) = z·sigmoid(z)" in res.stdout
-    assert "Score: 75/100" in res.stdout
+    assert "Score: 70/100" in res.stdout
 
 
 def test_run_public_cases_only(env: dict[str, str]) -> None:
