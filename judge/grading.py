@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from judge.casekit import Case
@@ -174,30 +175,34 @@ def judge_source(
             for c in cases
         ]
         return build_report(problem, cases, results, backend, 0.0)
-    try:
-        expected = store.get(problem, backend)
-    except TrustedRunError as exc:
-        results = [
-            CaseResult(
-                c.name,
-                c.public,
-                Verdict.SE,
-                0,
-                c.points,
-                0.0,
-                f"参考解无法运行 the reference could not be run: {exc}",
-                description=c.description,
-            )
-            for c in cases
-        ]
-        return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)
-    result: RunResult = run_solutions(
-        problem,
-        [SolutionSource("solution", source, LEARNER_FILE)],
-        [c.name for c in cases],
-        backend,
-        limits_for(problem, startup_s),
-    )
+    # On a cache miss the trusted run (reference + wrong solutions) and the learner's run are
+    # independent: run them side by side so a cold judgement costs one runner start, not two.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(store.get, problem, backend)
+        result: RunResult = run_solutions(
+            problem,
+            [SolutionSource("solution", source, LEARNER_FILE)],
+            [c.name for c in cases],
+            backend,
+            limits_for(problem, startup_s),
+        )
+        try:
+            expected = pending.result()
+        except TrustedRunError as exc:
+            results = [
+                CaseResult(
+                    c.name,
+                    c.public,
+                    Verdict.SE,
+                    0,
+                    c.points,
+                    0.0,
+                    f"参考解无法运行 the reference could not be run: {exc}",
+                    description=c.description,
+                )
+                for c in cases
+            ]
+            return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)
     run = result.solutions[0]
     results = grade_solution(cases, run, result.stop, expected)
     attach_hints(cases, results, run, expected)
