@@ -8,7 +8,7 @@ the process stopped (time, memory, output, a crash, or the judge's own failure).
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from judge.observations import ObservationError, decode
@@ -70,6 +70,11 @@ def limits_for(problem: Problem, startup_s: float) -> Limits:
         memory_bytes=spec.memory_mb * 1024 * 1024,
         log_bytes=spec.output_kb * 1024,
     )
+
+
+def batch_limits(base: Limits, n: int) -> Limits:
+    """Limits for one trusted process that runs `n` of the author's solutions in turn."""
+    return replace(base, wall_s=base.wall_s * n, cpu_s=base.cpu_s + base.wall_s * n, log_bytes=1024 * 1024)
 
 
 def run_solutions(

@@ -12,14 +12,14 @@ import fcntl
 import hashlib
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from judge.execution import RunResult, SolutionRun, interpret, limits_for, run_solutions
+from judge.execution import RunResult, SolutionRun, batch_limits, interpret, limits_for, run_solutions
 from judge.package import Problem, SolutionFile
 from judge.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
 from judge.runner.job import SolutionSource
-from sandbox.backend import Backend, Limits, Outcome
+from sandbox.backend import Backend, Outcome
 
 
 class TrustedRunError(Exception):
@@ -62,6 +62,7 @@ class ExpectedStore:
 
     def _load_or_compute(self, problem: Problem, backend: Backend, key: str) -> Expected:
         files = trusted_files(problem)
+        limits = batch_limits(limits_for(problem, self.startup_s), len(files))
         path = self.cache_dir / f"{key}.frames"
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         # One process computes a given key; others wait for its file.
@@ -70,32 +71,25 @@ class ExpectedStore:
             if path.exists():
                 data = path.read_bytes()
                 parsed = parse_stream(data, StreamLimits(max_bytes=1 << 40))
-                result = interpret(parsed, Outcome(data, b"", 0, None, 0.0), len(files), _limits(problem))
+                result = interpret(parsed, Outcome(data, b"", 0, None, 0.0), len(files), limits)
+                check_reference(problem, result)
             else:
                 result = run_solutions(
                     problem,
                     [SolutionSource(f.name, f.source(), f"{f.name}.py") for f in files],
                     [c.name for c in problem.cases],
                     backend,
-                    _limits(problem, self.startup_s),
+                    limits,
                 )
-                check_reference(problem, result)
+                check_reference(problem, result)  # never cache a broken reference
                 tmp = path.with_suffix(f".tmp{os.getpid()}")
                 tmp.write_bytes(result.outcome.result)
                 tmp.replace(path)
-        check_reference(problem, result)
         wrong = [
             WrongSolution(f.name, f.hint(), run)
             for f, run in zip(files[1:], result.solutions[1:], strict=True)
         ]
         return Expected(result.solutions[0], wrong)
-
-
-def _limits(problem: Problem, startup_s: float = 30.0) -> Limits:
-    # Trusted runs hold every wrong solution too: give them room in proportion.
-    base = limits_for(problem, startup_s)
-    n = 1 + len(problem.solutions("wrong"))
-    return replace(base, wall_s=base.wall_s * n, cpu_s=base.cpu_s + base.wall_s * n, log_bytes=1024 * 1024)
 
 
 def trusted_files(problem: Problem) -> list[SolutionFile]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from judge.checkers import exact
 from judge.compare import compare
-from judge.execution import RunResult, limits_for, run_solutions
+from judge.execution import RunResult, batch_limits, limits_for, run_solutions
 from judge.expected import Expected, WrongSolution
 from judge.grading import attach_hints, grade_solution
 from judge.package import PackageError, Problem, SolutionFile
@@ -25,7 +25,7 @@ from judge.runner.job import SolutionSource
 from judge.settings import JudgeSettings
 from judge.statement import problems_in
 from judge.verdicts import Verdict, worst
-from sandbox.backend import Backend, Limits
+from sandbox.backend import Backend
 
 
 @dataclass
@@ -94,9 +94,9 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
 
     files = [problem.reference, problem.starter, *accepted, *wrong]
     names = [c.name for c in cases]
-    limits = _batch_limits(limits_for(problem, settings.startup_s), len(files))
+    limits = batch_limits(limits_for(problem, settings.startup_s), len(files))
     first = run_solutions(problem, [_source(f) for f in files], names, backend, limits)
-    second = run_solutions(problem, [_source(problem.reference)], names, backend, _batch_limits(limits, 1))
+    second = run_solutions(problem, [_source(problem.reference)], names, backend, batch_limits(limits, 1))
     if not _runs_cleanly(v, first) or not _runs_cleanly(v, second):
         return v
 
@@ -143,10 +143,6 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
 
 def _source(f: SolutionFile) -> SolutionSource:
     return SolutionSource(f.name, f.source(), f"{f.name}.py")
-
-
-def _batch_limits(base: Limits, n: int) -> Limits:
-    return replace(base, wall_s=base.wall_s * n, cpu_s=base.cpu_s + base.wall_s * n, log_bytes=1024 * 1024)
 
 
 def _runs_cleanly(v: Validation, result: RunResult) -> bool:
