@@ -125,6 +125,14 @@ def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun,
             r.hint = hints[best]
 
 
+def _every_case(cases: list[Case], verdict: Verdict, message: str) -> list[CaseResult]:
+    """One verdict for the whole submission, when nothing was run case by case."""
+    return [
+        CaseResult(c.name, c.public, verdict, 0, c.points, 0.0, message, description=c.description)
+        for c in cases
+    ]
+
+
 def build_report(
     problem: Problem,
     cases: list[Case],
@@ -161,19 +169,9 @@ def judge_source(
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
-        results = [
-            CaseResult(
-                c.name,
-                c.public,
-                Verdict.CE,
-                0,
-                c.points,
-                0.0,
-                f"代码太长 your code is larger than {MAX_SOURCE_BYTES // 1024} KiB",
-                description=c.description,
-            )
-            for c in cases
-        ]
+        results = _every_case(
+            cases, Verdict.CE, f"代码太长 your code is larger than {MAX_SOURCE_BYTES // 1024} KiB"
+        )
         return build_report(problem, cases, results, backend, 0.0)
     # On a cache miss the trusted run (reference + wrong solutions) and the learner's run are
     # independent: run them side by side so a cold judgement costs one runner start, not two.
@@ -189,19 +187,7 @@ def judge_source(
         try:
             expected = pending.result()
         except TrustedRunError as exc:
-            results = [
-                CaseResult(
-                    c.name,
-                    c.public,
-                    Verdict.SE,
-                    0,
-                    c.points,
-                    0.0,
-                    f"参考解无法运行 the reference could not be run: {exc}",
-                    description=c.description,
-                )
-                for c in cases
-            ]
+            results = _every_case(cases, Verdict.SE, f"参考解无法运行 the reference could not be run: {exc}")
             return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)
     run = result.solutions[0]
     results = grade_solution(cases, run, result.stop, expected)
