@@ -1,7 +1,8 @@
-"""Choosing a sandbox backend by name."""
+"""Choosing a sandbox backend by name, and the rule that a shared server needs a real sandbox."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from judge.settings import REPO_ROOT
@@ -10,23 +11,53 @@ from sandbox.local import LocalBackend
 
 BackendName = Literal["auto", "local", "docker"]
 
+UNSANDBOXED_WARNING = (
+    "本地后端不是安全沙箱 the local backend is no security boundary: submitted code runs as you"
+)
+
 
 class BackendUnavailable(Exception):
     pass
 
 
+def runner_code() -> dict[str, Path]:
+    """The code the runner imports inside a sandbox: the judge package, which holds no secrets
+    (references and cases live in problems/ and reach the runner only through its job)."""
+    return {"judge": REPO_ROOT / "judge"}
+
+
 def make_backend(name: BackendName) -> tuple[Backend, list[str]]:
-    """The backend and any warnings to show the user about the choice."""
-    if name == "docker":
+    """The backend and any warnings to show the user about the choice.
+
+    `auto` takes Docker wherever an engine answers and the runtime image is built, and
+    otherwise the local backend, saying why. `docker` never falls back.
+    """
+    if name == "local":
+        return LocalBackend(code_root=REPO_ROOT), []
+    # Imported here: the Docker SDK is only needed when Docker is asked for.
+    from sandbox.docker_backend import DockerBackend, EngineFailure
+    from sandbox.image import ImageError
+
+    try:
+        return DockerBackend.connect(runner_code()), []
+    except (EngineFailure, ImageError) as exc:
+        if name == "docker":
+            raise BackendUnavailable(str(exc)) from exc
+        reason = str(exc)
+    return LocalBackend(code_root=REPO_ROOT), [
+        f"没有可用的 Docker 沙箱，改用本地后端 no Docker sandbox ({reason}); using the local backend, "
+        "which is no security boundary"
+    ]
+
+
+def require_sandbox(backend: Backend, allow_unsandboxed: bool) -> None:
+    """A server that judges other people's code refuses to start without a sandbox.
+
+    `JUDGE_ALLOW_UNSANDBOXED=1` overrides it, for a single-user server on one's own machine.
+    """
+    if not backend.is_sandbox and not allow_unsandboxed:
         raise BackendUnavailable(
-            "the docker backend is not available in this version; use --backend local "
-            "(no security boundary) on your own machine"
+            f"refusing to judge other people's code on the {backend.name} backend, which is no "
+            "security boundary: start a Docker engine and build the image (`judge image build "
+            "--offline`), or set JUDGE_ALLOW_UNSANDBOXED=1 if you alone use this server"
         )
-    backend = LocalBackend(code_root=REPO_ROOT)
-    warnings = []
-    if name == "auto":
-        warnings.append(
-            "没有可用的 Docker 沙箱，改用本地后端 no Docker sandbox available: using the local backend, "
-            "which is no security boundary"
-        )
-    return backend, warnings

@@ -1,4 +1,4 @@
-"""The `judge` command line: run, validate, new."""
+"""The `judge` command line: run, validate, new, image build."""
 
 from __future__ import annotations
 
@@ -71,6 +71,30 @@ def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
     return 0
 
 
+def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    import docker
+
+    from judge.backends import runner_code
+    from sandbox.docker_backend import ENGINE_ERRORS
+    from sandbox.image import ImageError, build_base, runtime_image
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        client = docker.from_env(timeout=900)
+        client.ping()
+    except ENGINE_ERRORS as exc:
+        raise UsageError(f"no Docker engine answers ({exc}); start dockerd first") from exc
+    try:
+        build_base(client, offline=args.offline, log=log)
+        tag = runtime_image(client, runner_code(), log=log)
+    except ImageError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"runtime image: {tag}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="judge", description="Judge hand-written Transformer exercises.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -95,6 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("slug", help="lowercase-with-dashes, e.g. kv-cache")
     new.add_argument("--dir", help="where to create it (default: the problems folder)")
     new.set_defaults(func=_new)
+    image = sub.add_parser("image", help="the sandbox's runtime image")
+    image_sub = image.add_subparsers(dest="image_command", required=True)
+    build = image_sub.add_parser("build", help="build the runtime image unless it exists")
+    build.add_argument(
+        "--offline",
+        action="store_true",
+        help="build from Debian packages with debootstrap (no registry needed; needs root)",
+    )
+    build.set_defaults(func=_image)
     return parser
 
 

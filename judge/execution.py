@@ -36,7 +36,9 @@ class CaseRun:
 
 @dataclass
 class SolutionRun:
-    load_status: str | None = None  # ok, ce, error, memory; None when the runner never got there
+    # started (its code began to run and the runner never said more), ok, ce, error, memory;
+    # None when the runner never got to it
+    load_status: str | None = None
     load_message: str = ""
     cases: dict[str, CaseRun] = field(default_factory=dict)
 
@@ -137,7 +139,8 @@ def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: 
         else:
             stream_error = stream_error or f"unknown frame kind {kind!r}"
             break
-    stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits)
+    started = any(r.load_status is not None for r in runs)
+    stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
     return RunResult(runs, outcome, stop, runtime)
 
 
@@ -156,7 +159,12 @@ def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
 
 
 def classify_stop(
-    outcome: Outcome, ready: bool, finished: bool, stream_error: str | None, limits: Limits
+    outcome: Outcome,
+    ready: bool,
+    finished: bool,
+    stream_error: str | None,
+    limits: Limits,
+    code_started: bool = False,
 ) -> Stop | None:
     """Why the run ended early, in words a learner understands; None for a normal finish."""
     tail = outcome.log.decode("utf-8", errors="replace")[-LOG_TAIL:].strip()
@@ -187,6 +195,14 @@ def classify_stop(
         return Stop(
             Verdict.MLE,
             f"内存超限 your code used more than {limits.memory_bytes // (1024 * 1024)} MiB and was stopped",
+        )
+    if outcome.exit_code == EXIT_INTERNAL and code_started:
+        # Submitted code shares the runner's process; once it ran, it may be what broke it.
+        return Stop(
+            Verdict.RE,
+            "你的代码破坏了评测进程 the judge's runner failed after your code started "
+            "(did it close or write to the runner's files, or patch modules the runner uses?)"
+            + (f":\n{tail}" if tail else ""),
         )
     if outcome.exit_code == EXIT_INTERNAL:
         return Stop(Verdict.SE, "评测进程内部错误 the runner failed" + (f":\n{tail}" if tail else ""))

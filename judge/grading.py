@@ -6,6 +6,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
+from judge.backends import UNSANDBOXED_WARNING
 from judge.casekit import Case
 from judge.compare import compare
 from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_solutions
@@ -143,15 +144,16 @@ def build_report(
 ) -> Report:
     warnings = []
     if not backend.is_sandbox:
-        warnings.append("本地后端不是安全沙箱 the local backend is no security boundary: it runs code as you")
+        warnings.append(UNSANDBOXED_WARNING)
     return Report(
         problem=problem.id,
         verdict=worst([r.verdict for r in results]),
         score=sum(r.score for r in results),
         max_score=sum(c.points for c in cases),
         backend=backend.name,
-        time_ms=round(elapsed_ms, 1),
+        time_ms=round(sum(r.time_ms for r in results), 1),
         cases=results,
+        elapsed_ms=round(elapsed_ms, 1),
         log=log[-4000:],
         warnings=warnings,
     )

@@ -10,7 +10,8 @@ the stream with hard limits and builds tensors only after it has checked the saf
 header itself: dtype, shape, offsets, tensor count and element count. Nothing is unpickled.
 
 Frame kinds, in order: "hello" (runner ready, torch imported), then per solution a "load"
-frame and one "case" frame per case, then "done".
+frame of status "started" (its code is about to run), a "load" frame with the outcome of
+loading it, and one "case" frame per case; then "done".
 """
 
 from __future__ import annotations

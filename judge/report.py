@@ -29,8 +29,9 @@ class Report:
     score: int
     max_score: int
     backend: str
-    time_ms: float
+    time_ms: float  # the learner's cases, as timed inside the runner (no sandbox start-up)
     cases: list[CaseResult]
+    elapsed_ms: float = 0.0  # the whole judgement, sandbox start-up included
     log: str = ""  # what the learner's code printed (tail)
     warnings: list[str] = field(default_factory=list)
 
@@ -71,7 +72,8 @@ def render_table(report: Report, title: str = "") -> str:
     lines.append("")
     lines.append(
         f"结果 Verdict: {report.verdict} ({LABELS[report.verdict]})   "
-        f"得分 Score: {report.score}/{report.max_score}   {report.time_ms:.0f} ms"
+        f"得分 Score: {report.score}/{report.max_score}   "
+        f"用时 your code: {report.time_ms:.0f} ms (judging took {report.elapsed_ms:.0f} ms)"
     )
     if report.log.strip():
         lines.append("你的代码的输出 Your code printed (tail):")

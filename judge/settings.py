@@ -19,3 +19,5 @@ class JudgeSettings(BaseSettings):
     backend: Literal["auto", "local", "docker"] = "auto"
     # Seconds the runner may take to become ready (interpreter and torch loaded).
     startup_s: float = 30.0
+    # A shared server refuses to run on the local backend (no security boundary) unless this is set.
+    allow_unsandboxed: bool = False

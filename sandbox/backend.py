@@ -31,8 +31,9 @@ class Outcome:
     log: bytes  # the captured learner output, at most limits.log_bytes
     exit_code: int | None  # None when killed by a signal
     signal: int | None
-    wall_s: float
+    wall_s: float  # from the start of the run to its end, sandbox start-up included
     cpu_s: float = 0.0
+    ready_s: float | None = None  # when the runner became ready (first result byte); None: never
     peak_memory_bytes: int = 0
     timed_out: bool = False  # the wall clock ran out and the run was killed
     startup_timed_out: bool = False  # the runner never became ready within startup_s

@@ -92,6 +92,7 @@ class LocalBackend:
         result, log = bytearray(), bytearray()
         outcome_flags = {"timed_out": False, "result_overflow": False, "log_overflow": False}
         ready = False
+        ready_s: float | None = None
         deadline = start + limits.startup_s
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ, ("result", result, limits.result_bytes))
@@ -111,6 +112,7 @@ class LocalBackend:
                     continue
                 if which == "result" and not ready:
                     ready = True
+                    ready_s = time.monotonic() - start
                     deadline = time.monotonic() + limits.wall_s
                 buf.extend(chunk)
                 if len(buf) > cap:
@@ -152,6 +154,7 @@ class LocalBackend:
             signal=sig,
             wall_s=wall,
             cpu_s=cpu,
+            ready_s=ready_s,
             peak_memory_bytes=peak,
             timed_out=outcome_flags["timed_out"] and ready,
             startup_timed_out=outcome_flags["timed_out"] and not ready,

@@ -6,7 +6,10 @@ so the learner's prints cannot interleave with frames. It decides nothing about
 correctness: it only reports what each case observed, or how the case failed.
 
 Exit status 0 means the runner finished (whatever the cases did); 70 means the runner
-itself failed, which the judge reports as a system error, never as the learner's fault.
+itself failed. That is a system error only if no learner code had started: the runner
+announces each solution with a "load" frame of status "started" before executing it, and
+code that shares the runner's process can break it (close the result stream, patch a
+module it uses), so a failure after that frame is the learner's.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ def main() -> int:
     except Exception as exc:  # the runner's own failure, not the learner's
         import traceback
 
-        sys.stderr.write("judge runner internal error:\n" + traceback.format_exc())
-        sys.stderr.flush()
+        with contextlib.suppress(Exception):  # stderr may be gone too
+            sys.stderr.write("judge runner internal error:\n" + traceback.format_exc())
+            sys.stderr.flush()
         del exc
         return EXIT_INTERNAL
 
@@ -113,6 +117,7 @@ def _load_solution(
 
     head: dict[str, Any] = {"kind": "load", "solution": index}
     register_source(solution.filename, solution.source)
+    emit({**head, "status": "started"})
     try:
         code = compile(solution.source, solution.filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:

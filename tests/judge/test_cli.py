@@ -87,3 +87,55 @@ def test_new_scaffold_is_guided_by_validate(env: dict[str, str], tmp_path: Path)
     assert not checks["solutions"]["ok"] and "solutions/wrong" in checks["solutions"]["detail"]
     assert not checks["problem.toml"]["ok"] and "chapter" in checks["problem.toml"]["detail"]
     assert checks["reference"]["ok"] and checks["starter"]["ok"]
+
+
+@pytest.mark.docker
+def test_run_in_docker_matches_local(env: dict[str, str], docker_backend: object) -> None:
+    """The Done-when of the sandbox: `judge run 204 FILE --backend docker --json` judges right."""
+    for path, verdict in (
+        (PKG / "solutions/accepted/einsum_type_as.py", "AC"),
+        (PKG / "solutions/wrong/one_plus_weight_in_bf16.py", "WA"),
+    ):
+        reports = {}
+        for backend in ("docker", "local"):
+            res = judge_cli(env, "run", "204", str(path), "--backend", backend, "--json")
+            assert res.returncode == (0 if verdict == "AC" else 1), res.stderr
+            reports[backend] = json.loads(res.stdout)
+        docker, local = reports["docker"], reports["local"]
+        assert docker["backend"] == "docker" and docker["verdict"] == verdict and docker["warnings"] == []
+        strip = ("time_ms",)
+        assert [{k: v for k, v in c.items() if k not in strip} for c in docker["cases"]] == [
+            {k: v for k, v in c.items() if k not in strip} for c in local["cases"]
+        ]
+        # The learner's time is their cases', measured in the runner, not the container start.
+        assert docker["time_ms"] == pytest.approx(sum(c["time_ms"] for c in docker["cases"]), abs=0.2)
+        assert docker["elapsed_ms"] > docker["time_ms"]
+
+
+@pytest.mark.docker
+def test_validate_in_docker(env: dict[str, str], docker_backend: object) -> None:
+    res = judge_cli(env, "validate", str(PKG), "--backend", "docker", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    (result,) = json.loads(res.stdout)
+    assert result["ok"] is True
+
+
+def test_docker_backend_without_an_engine_is_a_clear_error(env: dict[str, str]) -> None:
+    res = judge_cli(
+        {**env, "DOCKER_HOST": "unix:///tmp/no-docker-engine-here.sock"},
+        "run",
+        "204",
+        str(PKG / "reference.py"),
+        "--backend",
+        "docker",
+    )
+    assert res.returncode == 2
+    assert res.stderr.startswith("judge run: no Docker engine answers") and "Traceback" not in res.stderr
+
+
+@pytest.mark.docker
+def test_image_build_is_skipped_when_built(env: dict[str, str], docker_backend: object) -> None:
+    res = judge_cli(env, "image", "build", "--offline")
+    assert res.returncode == 0, res.stderr
+    assert "exists; nothing to build" in res.stdout
+    assert res.stdout.strip().splitlines()[-1] == f"runtime image: {docker_backend.image}"  # type: ignore[attr-defined]

