@@ -128,7 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="build from Debian packages with debootstrap (no registry needed; needs root)",
     )
     build.set_defaults(func=_image)
+    _add_plugin_commands(sub)
     return parser
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Commands of other installed parts (the web platform's serve, worker, ...).
+
+    They come through the `llm_judge.commands` entry point, so the judge core never imports
+    the web stack; without the web platform installed, `judge` simply lacks those commands.
+    """
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="llm_judge.commands"):
+        ep.load()(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

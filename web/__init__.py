@@ -1,4 +1,2 @@
-"""The web platform (FastAPI pages and /api, accounts, the submission queue, workers).
-
-Empty until the web-platform issue lands; it will call `judge/` and own the database.
-"""
+"""The web platform: FastAPI (JSON API and, later, pages), accounts, the submission queue
+judged by workers, and scores. It owns the database and calls `judge/` to judge."""

@@ -1,0 +1,68 @@
+"""The FastAPI application: the JSON API of DESIGN.md, /healthz and /metrics."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy import text
+
+from web.admin.router import router as admin_router
+from web.auth.router import router as auth_router
+from web.deps import PlatformDep
+from web.errors import install_error_handlers
+from web.platform import Platform, build_platform
+from web.problems.router import router as problems_router
+from web.scores.router import router as scores_router
+from web.settings import WebSettings
+from web.submissions.router import router as submissions_router
+
+
+def create_app(
+    settings: WebSettings | None = None, host: str = "127.0.0.1", platform: Platform | None = None
+) -> FastAPI:
+    platform = platform or build_platform(settings or WebSettings(), host)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if platform.pool is not None:
+            platform.pool.start()
+        try:
+            yield
+        finally:
+            if platform.pool is not None:
+                platform.pool.stop()
+            platform.engine.dispose()
+
+    app = FastAPI(
+        title="LLM Judge",
+        description="手写大模型的在线评测 · an online judge for hand-written LLM parts",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.platform = platform
+    install_error_handlers(app)
+    for router in (auth_router, problems_router, submissions_router, scores_router, admin_router):
+        app.include_router(router)
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz(p: PlatformDep) -> JSONResponse:
+        body: dict[str, Any] = {"status": "ok", "backend": p.backend_name, "problems": len(p.problems)}
+        try:
+            with p.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            body["database"] = "ok"
+        except Exception as exc:  # report, do not crash: this is what monitoring polls
+            body.update(status="degraded", database=f"error: {type(exc).__name__}")
+        if p.warnings:
+            body["warnings"] = p.warnings
+        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    def metrics(p: PlatformDep) -> Response:
+        return Response(p.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return app

@@ -1,0 +1,169 @@
+"""The web platform's commands, added to `judge` through the `llm_judge.commands` entry point
+(so that `judge/` itself never imports the web stack): serve, worker, admin, problems, db."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import signal
+import sys
+import threading
+from typing import Any
+
+from judge.cli import UsageError
+
+
+def _platform_errors() -> tuple[type[Exception], ...]:
+    from judge.backends import BackendUnavailable
+    from web.settings import InsecureSettings
+
+    return (BackendUnavailable, InsecureSettings)
+
+
+def _serve(args: argparse.Namespace, _settings: Any) -> int:
+    import uvicorn
+
+    from web.app import create_app
+    from web.platform import build_platform
+    from web.settings import WebSettings
+
+    settings = WebSettings()
+    try:
+        platform = build_platform(settings, args.host)
+    except _platform_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    for warning in platform.warnings:
+        print(f"! {warning}", file=sys.stderr)
+    print(
+        f"judge serve: http://{args.host}:{args.port}  (database {settings.database_url}, {settings.workers} "
+        f"workers on the {platform.backend_name} backend, {len(platform.problems)} problems)",
+        file=sys.stderr,
+    )
+    uvicorn.run(create_app(settings, args.host, platform), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def _worker(args: argparse.Namespace, _settings: Any) -> int:
+    from web.db import make_engine, make_sessionmaker
+    from web.metrics import Metrics
+    from web.migrate import is_current
+    from web.platform import judge_context
+    from web.problems.sync import load_packages, sync_problems
+    from web.settings import WebSettings
+    from web.submissions.worker import QueueSettings, WorkerPool
+
+    settings = WebSettings()
+    engine = make_engine(settings.sqlalchemy_url())
+    if not is_current(engine):
+        raise UsageError(
+            "the database schema is not at the newest migration; "
+            "start `judge serve` or run `judge db upgrade`"
+        )
+    factory = make_sessionmaker(engine)
+    problems = load_packages(settings.problems_dir)
+    sync_problems(factory, problems)
+    try:
+        context, warnings = judge_context(settings, problems, serving_others=True)
+    except _platform_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    for warning in warnings:
+        print(f"! {warning}", file=sys.stderr)
+    queue_settings = QueueSettings(
+        settings.lease_s, settings.heartbeat_s, settings.poll_s, settings.max_attempts
+    )
+    pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}))
+    done = threading.Event()
+
+    def _stop(_sig: int, _frame: Any) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    pool.start()
+    print(
+        f"judge worker: {args.threads} threads on the {context.backend.name} backend",
+        file=sys.stderr,
+        flush=True,
+    )
+    done.wait()
+    pool.stop()
+    return 0
+
+
+def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
+    from sqlalchemy import func, select
+
+    from web.auth.models import User
+    from web.auth.secrets import hash_password
+    from web.db import make_engine, make_sessionmaker, transaction
+    from web.migrate import upgrade
+    from web.settings import WebSettings
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.username}: ")
+    if len(password) < 8:
+        raise UsageError("the password must have at least 8 characters")
+    engine = make_engine(WebSettings().sqlalchemy_url())
+    upgrade(engine)
+    with transaction(make_sessionmaker(engine)) as session:
+        user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
+        if user is None:
+            session.add(User(username=args.username, password_hash=hash_password(password), role="admin"))
+            print(f"created admin {args.username}")
+        else:
+            user.role, user.password_hash = "admin", hash_password(password)
+            print(f"{user.username} is now an admin (password reset)")
+    return 0
+
+
+def _problems_sync(_args: argparse.Namespace, _settings: Any) -> int:
+    from web.db import make_engine, make_sessionmaker
+    from web.migrate import upgrade
+    from web.problems.sync import load_packages, sync_problems
+    from web.settings import WebSettings
+
+    settings = WebSettings()
+    engine = make_engine(settings.sqlalchemy_url())
+    upgrade(engine)
+    problems = load_packages(settings.problems_dir)
+    changed = sync_problems(make_sessionmaker(engine), problems)
+    print(f"{len(problems)} problems; new versions: {', '.join(changed) or 'none'}")
+    return 0
+
+
+def _db_upgrade(_args: argparse.Namespace, _settings: Any) -> int:
+    from web.db import make_engine
+    from web.migrate import upgrade
+    from web.settings import WebSettings
+
+    upgrade(make_engine(WebSettings().sqlalchemy_url()))
+    print("database schema is at the newest migration")
+    return 0
+
+
+def register(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="the web app and in-process workers")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=_serve)
+
+    worker = sub.add_parser("worker", help="judge queued submissions from the database (no web app)")
+    worker.add_argument("--threads", type=int, default=2)
+    worker.set_defaults(func=_worker)
+
+    admin = sub.add_parser("admin", help="manage accounts")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    create = admin_sub.add_parser("create", help="create an admin (or make a user one)")
+    create.add_argument("username")
+    create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    create.set_defaults(func=_admin_create)
+
+    problems = sub.add_parser("problems", help="problem packages in the database")
+    problems_sub = problems.add_subparsers(dest="problems_command", required=True)
+    problems_sub.add_parser("sync", help="load problems/ into the database").set_defaults(func=_problems_sync)
+
+    db = sub.add_parser("db", help="the database schema")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", help="apply the migrations").set_defaults(func=_db_upgrade)

@@ -1,0 +1,96 @@
+"""The problem list and one problem: readable without an account."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from judge.statement import render
+from web.deps import DbDep, OptionalUserDep
+from web.errors import not_found
+from web.problems.models import ProblemVersion
+from web.problems.sync import current_version
+from web.scores.models import Score
+
+router = APIRouter(prefix="/api/problems", tags=["problems"])
+
+
+class Title(BaseModel):
+    zh: str
+    en: str
+
+
+class ProblemSummary(BaseModel):
+    id: str
+    slug: str
+    title: Title
+    chapter: str
+    difficulty: str
+    tags: list[str]
+    max_score: int
+    best_score: int | None  # null without an account or before a first submit
+    solved: bool
+
+
+class Statement(BaseModel):
+    zh_markdown: str
+    en_markdown: str
+    zh_html: str
+    en_html: str
+
+
+class ProblemDetail(ProblemSummary):
+    version: str  # the package's content hash: what new submissions are judged against
+    statement: Statement
+    starter: str
+    public_cases: list[str]
+    limits: dict[str, Any]
+
+
+def _summary(v: ProblemVersion, score: Score | None) -> dict[str, Any]:
+    return {
+        "id": v.problem_id,
+        "slug": v.slug,
+        "title": Title(zh=v.title_zh, en=v.title_en),
+        "chapter": v.chapter,
+        "difficulty": v.difficulty,
+        "tags": v.tags,
+        "max_score": v.max_score,
+        "best_score": score.best_score if score else None,
+        "solved": bool(score and score.solved),
+    }
+
+
+@router.get("", response_model=list[ProblemSummary])
+def list_problems(db: DbDep, user: OptionalUserDep) -> list[ProblemSummary]:
+    versions = db.scalars(
+        select(ProblemVersion).where(ProblemVersion.current.is_(True)).order_by(ProblemVersion.problem_id)
+    ).all()
+    scores: dict[str, Score] = {}
+    if user is not None:
+        scores = {s.problem_id: s for s in db.scalars(select(Score).where(Score.user_id == user.id))}
+    return [ProblemSummary(**_summary(v, scores.get(v.problem_id))) for v in versions]
+
+
+@router.get("/{problem_id}", response_model=ProblemDetail)
+def get_problem(problem_id: str, db: DbDep, user: OptionalUserDep) -> ProblemDetail:
+    v = current_version(db, problem_id)
+    if v is None:
+        raise not_found(f"problem {problem_id}")
+    score = db.get(Score, (user.id, problem_id)) if user is not None else None
+    return ProblemDetail(
+        **_summary(v, score),
+        version=v.content_hash,
+        statement=Statement(
+            zh_markdown=v.statement_zh,
+            en_markdown=v.statement_en,
+            zh_html=render(v.statement_zh),
+            en_html=render(v.statement_en) if v.statement_en else "",
+        ),
+        starter=v.starter,
+        public_cases=v.public_cases,
+        limits=v.limits,
+    )

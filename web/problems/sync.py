@@ -1,0 +1,91 @@
+"""Load the packages under problems/ into the database, one row per (id, content hash)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from judge.package import PackageError, Problem, all_problem_dirs
+from web.db import transaction
+from web.problems.models import ProblemVersion
+
+log = logging.getLogger(__name__)
+
+
+def load_packages(problems_dir: Path) -> dict[str, Problem]:
+    """Every sound package by id. A broken package is logged and left out, not fatal."""
+    loaded: dict[str, Problem] = {}
+    for path in all_problem_dirs(problems_dir):
+        try:
+            problem = Problem(path)
+            problem.cases  # noqa: B018 - import cases.py now: a broken one is refused here
+        except PackageError as exc:
+            log.error("problem package %s is broken and was not loaded: %s", path.name, exc)
+            continue
+        loaded[problem.id] = problem
+    return loaded
+
+
+def _optional(problem: Problem, name: str) -> str:
+    try:
+        return problem.read(name)
+    except (FileNotFoundError, PackageError):
+        return ""
+
+
+def sync_problems(factory: sessionmaker[Session], problems: dict[str, Problem]) -> list[str]:
+    """Record each package's current version; returns the ids whose version is new."""
+    changed = []
+    with transaction(factory) as session:
+        for problem_id, problem in sorted(problems.items()):
+            digest = problem.content_hash
+            row = session.scalar(
+                select(ProblemVersion).where(
+                    ProblemVersion.problem_id == problem_id, ProblemVersion.content_hash == digest
+                )
+            )
+            if row is None:
+                spec = problem.spec
+                row = ProblemVersion(
+                    problem_id=problem_id,
+                    content_hash=digest,
+                    slug=spec.slug,
+                    title_zh=spec.title.zh,
+                    title_en=spec.title.en,
+                    difficulty=spec.difficulty,
+                    chapter=spec.chapter,
+                    tags=list(spec.tags),
+                    max_score=problem.max_score,
+                    public_cases=[c.name for c in problem.select_cases("public")],
+                    limits=spec.limits.model_dump(),
+                    statement_zh=problem.read("statement.zh.md"),
+                    statement_en=_optional(problem, "statement.en.md"),
+                    starter=problem.starter.source(),
+                )
+                session.add(row)
+                session.flush()
+                changed.append(problem_id)
+            session.execute(
+                update(ProblemVersion)
+                .where(ProblemVersion.problem_id == problem_id, ProblemVersion.id != row.id)
+                .values(current=False)
+            )
+            row.current = True
+        # Packages that were removed from the folder are no longer offered.
+        session.execute(
+            update(ProblemVersion)
+            .where(ProblemVersion.problem_id.not_in(list(problems)))
+            .values(current=False)
+        )
+    return changed
+
+
+def current_version(session: Session, problem_id: str) -> ProblemVersion | None:
+    return session.scalar(
+        select(ProblemVersion).where(
+            ProblemVersion.problem_id == problem_id, ProblemVersion.current.is_(True)
+        )
+    )

@@ -1,0 +1,61 @@
+"""Submissions, which are also the queue, and the events that record each step of a job."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from web.db import Base, UTCDateTime, utcnow
+
+STATUSES = ("queued", "running", "done")
+MODES = ("run", "submit")
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (
+        # The claim query: the oldest queued row, or a running one whose lease ran out.
+        Index("ix_submissions_status_id", "status", "id"),
+        Index("ix_submissions_user_problem", "user_id", "problem_id"),
+        Index("ix_submissions_user_created", "user_id", "created_at"),
+        Index("ix_submissions_address_created", "client_address", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    problem_id: Mapped[str] = mapped_column(String(16))
+    mode: Mapped[str] = mapped_column(String(8))
+    code: Mapped[str] = mapped_column(Text)
+    client_address: Mapped[str] = mapped_column(String(64), default="")
+    status: Mapped[str] = mapped_column(String(8), default="queued")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The exact package version the verdict was computed against (set when judged).
+    problem_version_id: Mapped[int | None] = mapped_column(ForeignKey("problem_versions.id"), default=None)
+    # Queue bookkeeping: claims so far, and the lease of the current claim.
+    attempts: Mapped[int] = mapped_column(default=0)
+    lease_token: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    worker: Mapped[str | None] = mapped_column(String(128), default=None)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # The result.
+    verdict: Mapped[str | None] = mapped_column(String(4), default=None)
+    score: Mapped[int | None] = mapped_column(default=None)
+    max_score: Mapped[int | None] = mapped_column(default=None)
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+
+
+class SubmissionEvent(Base):
+    """queued, claimed, done, requeued (lease lost or worker error), failed (gave up), rejudge."""
+
+    __tablename__ = "submission_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    worker: Mapped[str | None] = mapped_column(String(128), default=None)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,212 @@
+"""The submissions table as a durable queue: enqueue, claim with a lease, heartbeat, finish.
+
+A claim takes the oldest queued row, or a running one whose lease has run out (its worker
+died). PostgreSQL picks it with FOR UPDATE SKIP LOCKED, so concurrent workers never wait
+on each other. On SQLite the pick is a plain read and the claim an UPDATE guarded by the
+same condition, checked by its row count: of two workers racing for a row only one
+update matches (SQLite has one writer at a time).
+
+Every later write is guarded by the claim's lease token. A worker that lost its lease (it
+stalled, another took the job) cannot write a result, so a job is never judged twice into
+the scores. The result, its events and the score update are one transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from web.db import transaction, utcnow
+from web.scores.service import refresh_score
+from web.submissions.models import Submission, SubmissionEvent
+
+
+@dataclass(frozen=True)
+class Claim:
+    submission_id: int
+    lease_token: str
+    attempts: int
+    user_id: int
+    problem_id: str
+    mode: str
+    code: str
+
+
+def _claimable(now: Any) -> Any:
+    expired = and_(Submission.status == "running", Submission.lease_expires_at < now)
+    return or_(Submission.status == "queued", expired)
+
+
+def system_error_report(problem_id: str, message: str) -> dict[str, Any]:
+    return {
+        "problem": problem_id,
+        "verdict": "SE",
+        "score": 0,
+        "max_score": 0,
+        "backend": "",
+        "time_ms": 0.0,
+        "elapsed_ms": 0.0,
+        "cases": [],
+        "log": "",
+        "warnings": [message],
+    }
+
+
+def fail_exhausted(session: Session, max_attempts: int) -> list[int]:
+    """End as SE the jobs whose lease ran out on their last allowed attempt."""
+    now = utcnow()
+    rows = session.scalars(
+        select(Submission).where(
+            Submission.status == "running",
+            Submission.lease_expires_at < now,
+            Submission.attempts >= max_attempts,
+        )
+    ).all()
+    for sub in rows:
+        message = (
+            f"评测失败 {sub.attempts} 次，已放弃 judging failed {sub.attempts} times "
+            "(the worker stopped each time); this is not your code's fault"
+        )
+        sub.status, sub.verdict, sub.score = "done", "SE", 0
+        sub.report = system_error_report(sub.problem_id, message)
+        sub.finished_at, sub.lease_token, sub.lease_expires_at = now, None, None
+        session.add(SubmissionEvent(submission_id=sub.id, kind="failed", detail=message))
+        if sub.mode == "submit":
+            refresh_score(session, sub.user_id, sub.problem_id)
+    return [s.id for s in rows]
+
+
+def claim(factory: sessionmaker[Session], worker: str, lease_s: float, max_attempts: int) -> Claim | None:
+    with transaction(factory) as session:
+        fail_exhausted(session, max_attempts)
+    with transaction(factory) as session:
+        now = utcnow()
+        pick = select(Submission.id).where(_claimable(now)).order_by(Submission.id).limit(1)
+        if session.get_bind().dialect.name == "postgresql":
+            pick = pick.with_for_update(skip_locked=True)
+        sub_id = session.scalar(pick)
+        if sub_id is None:
+            return None
+        token = uuid.uuid4().hex
+        result = session.execute(
+            update(Submission)
+            .where(Submission.id == sub_id, _claimable(now))
+            .values(
+                status="running",
+                lease_token=token,
+                lease_expires_at=now + timedelta(seconds=lease_s),
+                attempts=Submission.attempts + 1,
+                worker=worker,
+                started_at=now,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return None  # another worker won the race; try again on the next poll
+        sub = session.get(Submission, sub_id, populate_existing=True)
+        assert sub is not None
+        session.add(SubmissionEvent(submission_id=sub_id, kind="claimed", worker=worker))
+        return Claim(sub_id, token, sub.attempts, sub.user_id, sub.problem_id, sub.mode, sub.code)
+
+
+def _guarded(claim: Claim) -> Any:
+    return and_(
+        Submission.id == claim.submission_id,
+        Submission.status == "running",
+        Submission.lease_token == claim.lease_token,
+    )
+
+
+def heartbeat(factory: sessionmaker[Session], claim: Claim, lease_s: float) -> bool:
+    """Extend the lease; False when it was lost (the job went to another worker)."""
+    with transaction(factory) as session:
+        result = session.execute(
+            update(Submission)
+            .where(_guarded(claim))
+            .values(lease_expires_at=utcnow() + timedelta(seconds=lease_s))
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def complete(
+    factory: sessionmaker[Session],
+    claim: Claim,
+    report: dict[str, Any],
+    problem_version_id: int | None,
+    worker: str,
+) -> bool:
+    """Write the verdict, the case results, the event and the score in one transaction.
+
+    False (and nothing written) when the lease was lost.
+    """
+    with transaction(factory) as session:
+        now = utcnow()
+        result = session.execute(
+            update(Submission)
+            .where(_guarded(claim))
+            .values(
+                status="done",
+                verdict=str(report["verdict"]),
+                score=int(report["score"]),
+                max_score=int(report["max_score"]),
+                report=report,
+                problem_version_id=problem_version_id,
+                finished_at=now,
+                lease_token=None,
+                lease_expires_at=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        session.add(SubmissionEvent(submission_id=claim.submission_id, kind="done", worker=worker))
+        if claim.mode == "submit":
+            refresh_score(session, claim.user_id, claim.problem_id)
+        return True
+
+
+def release(factory: sessionmaker[Session], claim: Claim, worker: str, why: str, max_attempts: int) -> None:
+    """Give a job back after the worker failed on it (not the learner's code): retry, or SE."""
+    with transaction(factory) as session:
+        sub = session.scalar(select(Submission).where(_guarded(claim)))
+        if sub is None:
+            return
+        if sub.attempts >= max_attempts:
+            message = f"评测失败 judging failed {sub.attempts} times: {why}"
+            sub.status, sub.verdict, sub.score = "done", "SE", 0
+            sub.report = system_error_report(sub.problem_id, message)
+            sub.finished_at = utcnow()
+            kind = "failed"
+            if sub.mode == "submit":
+                session.flush()
+                refresh_score(session, sub.user_id, sub.problem_id)
+        else:
+            sub.status = "queued"
+            kind = "requeued"
+        sub.lease_token, sub.lease_expires_at = None, None
+        session.add(SubmissionEvent(submission_id=sub.id, kind=kind, worker=worker, detail=why[:2000]))
+
+
+def rejudge(session: Session, submission_ids: list[int]) -> int:
+    """Put judged submissions back in the queue (admins). Scores follow when they are done."""
+    subs = session.scalars(
+        select(Submission).where(Submission.id.in_(submission_ids), Submission.status == "done")
+    ).all()
+    for sub in subs:
+        sub.status, sub.attempts, sub.lease_token, sub.lease_expires_at = "queued", 0, None, None
+        sub.verdict, sub.score, sub.report, sub.finished_at = None, None, None, None
+        session.add(SubmissionEvent(submission_id=sub.id, kind="rejudge"))
+    return len(subs)
+
+
+def queue_depth(session: Session) -> dict[str, int]:
+    rows = session.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
+    depth = {"queued": 0, "running": 0, "done": 0}
+    depth.update({status: int(n) for status, n in rows})
+    return depth
