@@ -15,13 +15,15 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 setup: $(STAMP)
 
+# The API at http://127.0.0.1:8000 (OpenAPI at /docs) on var/judge.db (SQLite), with
+# in-process workers: Docker when an engine answers, else the local backend (loopback only).
 serve: setup
-	@echo "Set-up done. The web server (judge serve) arrives with the web platform; until then judge from the command line:"
-	@echo "  $(BIN)/judge run 204 problems/204-rmsnorm/starter.py --backend local"
+	$(BIN)/judge db upgrade
+	$(BIN)/judge serve --host 127.0.0.1 --port 8000
 
 lint: setup
-	$(BIN)/ruff check judge sandbox tests problems
-	$(BIN)/ruff format --check judge sandbox tests
+	$(BIN)/ruff check judge sandbox web alembic tests problems
+	$(BIN)/ruff format --check judge sandbox web alembic tests
 
 typecheck: setup
 	$(BIN)/mypy

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -19,6 +19,11 @@ from web.platform import Platform
 SESSION_COOKIE = "judge_session"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# Row ids are 64-bit in SQLite and PostgreSQL: a larger id names no row, and SQLite cannot even bind
+# it (OverflowError, a 500), so path ids are checked like any other input.
+MAX_ID = 2**63 - 1
+
+IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 def get_platform(request: Request) -> Platform:

@@ -22,6 +22,7 @@ from web.settings import WebSettings, resolve_secret_key
 from web.submissions.queue import queue_depth
 from web.submissions.worker import JudgeContext, QueueSettings, WorkerPool
 
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -78,22 +79,25 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
     """Migrate, load problems and prepare workers (not started). Raises on unsafe settings."""
     secret_key = resolve_secret_key(settings)
     engine = make_engine(settings.sqlalchemy_url())
-    upgrade(engine)
-    factory = make_sessionmaker(engine)
-    problems = load_packages(settings.problems_dir)
-    sync_problems(factory, problems)
+    try:
+        upgrade(engine)
+        factory = make_sessionmaker(engine)
+        problems = load_packages(settings.problems_dir)
+        sync_problems(factory, problems)
 
-    def depth() -> dict[str, int]:
-        with factory() as session:
-            return queue_depth(session)
+        def depth() -> dict[str, int]:
+            with factory() as session:
+                return queue_depth(session)
 
-    platform = Platform(settings, engine, factory, secret_key, problems, Metrics(depth))
-    if settings.workers > 0:
-        serving_others = settings.production or not is_loopback(host)
-        context, warnings = judge_context(settings, problems, serving_others)
-        platform.backend_name = context.backend.name
-        platform.warnings.extend(warnings)
-        platform.pool = WorkerPool(
-            settings.workers, factory, context, platform.queue_settings(), platform.metrics
-        )
+        platform = Platform(settings, engine, factory, secret_key, problems, Metrics(depth))
+        if settings.workers > 0:
+            serving_others = settings.production or not is_loopback(host)
+            context, warnings = judge_context(settings, problems, serving_others)
+            platform.backend_name = context.backend.name
+            platform.warnings.extend(warnings)
+            queue_settings = platform.queue_settings()
+            platform.pool = WorkerPool(settings.workers, factory, context, queue_settings, platform.metrics)
+    except BaseException:
+        engine.dispose()  # refused (unsafe settings) or failed: leave no connections behind
+        raise
     return platform

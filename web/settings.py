@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Literal
@@ -15,6 +16,8 @@ VAR_DIR = REPO_ROOT / "var"
 # Keys that must never guard a production server (they appear in docs and examples).
 KNOWN_WEAK_KEYS = {"", "secret", "changeme", "change-me", "dev", "development", "test", "password"}
 MIN_KEY_LENGTH = 32
+# A long key of a few repeated characters ("k" * 48) is no secret either.
+MIN_KEY_DISTINCT_CHARS = 6
 
 
 class WebSettings(BaseSettings):
@@ -65,20 +68,52 @@ class InsecureSettings(Exception):
     """The settings would run a production server unsafely."""
 
 
+def is_weak_key(key: str) -> bool:
+    return (
+        key.lower() in KNOWN_WEAK_KEYS or len(key) < MIN_KEY_LENGTH or len(set(key)) < MIN_KEY_DISTINCT_CHARS
+    )
+
+
 def resolve_secret_key(settings: WebSettings, key_file: Path = VAR_DIR / "secret_key") -> str:
     """The configured key, or the kept random one (made on first run). Refuses weak keys in production."""
     if settings.secret_key is not None:
         key = settings.secret_key
-        if settings.production and (key.lower() in KNOWN_WEAK_KEYS or len(key) < MIN_KEY_LENGTH):
+        if settings.production and is_weak_key(key):
             raise InsecureSettings(
-                f"JUDGE_SECRET_KEY is weak (a default or shorter than {MIN_KEY_LENGTH} characters); "
-                "in production use a random one: python -c 'import secrets; print(secrets.token_hex(32))'"
+                f"JUDGE_SECRET_KEY is weak (a default, shorter than {MIN_KEY_LENGTH} characters or "
+                "a few repeated ones); in production use a random one: "
+                "python -c 'import secrets; print(secrets.token_hex(32))'"
             )
         return key
-    if key_file.exists():
-        return key_file.read_text().strip()
+    kept = key_file.read_text().strip() if key_file.exists() else ""
+    if not kept:
+        kept = _keep_new_key(key_file)
+    if settings.production and is_weak_key(kept):
+        raise InsecureSettings(
+            f"{key_file} holds a weak key; delete it to make a new one, or set JUDGE_SECRET_KEY"
+        )
+    return kept
+
+
+def _keep_new_key(key_file: Path) -> str:
+    """Write a random key readable by its owner only, and return the key that the file holds.
+
+    The key is written to a private temporary file first and then linked into place, so the
+    file is never seen half written, and of two processes starting at once both end up
+    with the key of the one that linked first.
+    """
     key_file.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_hex(32)
-    key_file.touch(mode=0o600)
-    key_file.write_text(key + "\n")
-    return key
+    tmp = key_file.with_name(f".{key_file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32) + "\n")
+    try:
+        if key_file.exists() and not key_file.read_text().strip():
+            os.replace(tmp, key_file)  # an empty file left by an interrupted first run
+        else:
+            os.link(tmp, key_file)
+    except FileExistsError:
+        pass  # another process kept its key first: use that one
+    finally:
+        tmp.unlink(missing_ok=True)
+    return key_file.read_text().strip()

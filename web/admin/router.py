@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from web.auth.models import User
-from web.deps import AdminDep, DbDep, PlatformDep
+from web.deps import AdminDep, DbDep, IdPath, PlatformDep
 from web.errors import not_found
 from web.submissions import queue
 from web.submissions.models import Submission
@@ -65,7 +65,7 @@ def all_submissions(
 
 
 @router.post("/submissions/{submission_id}/rejudge", response_model=Rejudged)
-def rejudge_submission(submission_id: int, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
+def rejudge_submission(submission_id: IdPath, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
     if db.get(Submission, submission_id) is None:
         raise not_found(f"submission {submission_id}")
     n = queue.rejudge(db, [submission_id])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import math
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -15,24 +17,54 @@ from web.submissions.models import Submission
 
 
 def _too_many(retry_s: float, what: str) -> ApiError:
+    seconds = max(1, math.ceil(retry_s))
     return ApiError(
         429,
         "rate_limited",
-        f"请求过于频繁 too many {what}; try again in {int(retry_s)} s",
-        headers={"Retry-After": str(int(retry_s))},
+        f"请求过于频繁 too many {what}; try again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
     )
+
+
+def _wait_s(db: Session, stamp: Any, condition: Any, limit: int, since: datetime, window_s: float) -> float:
+    """0 while fewer than `limit` rows match within the window; otherwise the seconds until
+    enough of the oldest leave it that one more is allowed."""
+    if limit <= 0:
+        return window_s
+    recent = select(stamp).where(condition, stamp > since)
+    count = db.scalar(select(func.count()).select_from(recent.subquery())) or 0
+    if count < limit:
+        return 0.0
+    # The row whose leaving brings the count below the limit: the (count - limit + 1)-th oldest.
+    freeing: datetime | None = db.scalar(recent.order_by(stamp).offset(count - limit).limit(1))
+    if freeing is None:  # it left the window since the count
+        return 0.0
+    return max(0.0, (freeing + timedelta(seconds=window_s) - utcnow()).total_seconds())
 
 
 def check_login(db: Session, settings: WebSettings, username: str, address: str) -> None:
-    since = utcnow() - timedelta(seconds=settings.login_window_s)
-    by_user = db.scalar(
-        select(func.count()).where(LoginAttempt.username == username.lower(), LoginAttempt.at > since)
+    window = settings.login_window_s
+    since = utcnow() - timedelta(seconds=window)
+    wait = max(
+        _wait_s(
+            db,
+            LoginAttempt.at,
+            LoginAttempt.username == username.lower()[:64],
+            settings.login_failures_per_user,
+            since,
+            window,
+        ),
+        _wait_s(
+            db,
+            LoginAttempt.at,
+            LoginAttempt.address == address[:64],
+            settings.login_failures_per_address,
+            since,
+            window,
+        ),
     )
-    by_addr = db.scalar(select(func.count()).where(LoginAttempt.address == address, LoginAttempt.at > since))
-    if (by_user or 0) >= settings.login_failures_per_user or (
-        by_addr or 0
-    ) >= settings.login_failures_per_address:
-        raise _too_many(settings.login_window_s, "failed log-ins")
+    if wait > 0:
+        raise _too_many(wait, "failed log-ins")
 
 
 def record_failed_login(db: Session, username: str, address: str) -> None:
@@ -41,12 +73,20 @@ def record_failed_login(db: Session, username: str, address: str) -> None:
 
 
 def check_submit(db: Session, settings: WebSettings, user_id: int, address: str) -> None:
-    since = utcnow() - timedelta(seconds=settings.submit_window_s)
-    by_user = db.scalar(
-        select(func.count()).where(Submission.user_id == user_id, Submission.created_at > since)
+    window = settings.submit_window_s
+    since = utcnow() - timedelta(seconds=window)
+    wait = max(
+        _wait_s(
+            db, Submission.created_at, Submission.user_id == user_id, settings.submits_per_user, since, window
+        ),
+        _wait_s(
+            db,
+            Submission.created_at,
+            Submission.client_address == address,
+            settings.submits_per_address,
+            since,
+            window,
+        ),
     )
-    by_addr = db.scalar(
-        select(func.count()).where(Submission.client_address == address, Submission.created_at > since)
-    )
-    if (by_user or 0) >= settings.submits_per_user or (by_addr or 0) >= settings.submits_per_address:
-        raise _too_many(settings.submit_window_s, "submissions")
+    if wait > 0:
+        raise _too_many(wait, "submissions")

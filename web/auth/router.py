@@ -14,7 +14,7 @@ from web.auth import ratelimit
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
-from web.deps import SESSION_COOKIE, DbDep, PlatformDep, PrincipalDep, UserDep, client_address
+from web.deps import SESSION_COOKIE, DbDep, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
 from web.errors import ApiError, not_found
 
 router = APIRouter(prefix="/api", tags=["auth"])
@@ -164,7 +164,7 @@ def add_token(body: TokenName, user: UserDep, db: DbDep, platform: PlatformDep) 
 
 
 @router.delete("/me/tokens/{token_id}", status_code=204)
-def revoke_token(token_id: int, user: UserDep, db: DbDep) -> Response:
+def revoke_token(token_id: IdPath, user: UserDep, db: DbDep) -> Response:
     token = db.get(ApiToken, token_id)
     if token is None or token.user_id != user.id or token.revoked_at is not None:
         raise not_found("token")

@@ -21,7 +21,7 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
             Submission.user_id == user_id,
             Submission.problem_id == problem_id,
             Submission.mode == "submit",
-            Submission.status == "done",
+            # Judged at least once: a submission waiting for a rejudge keeps its last score.
             Submission.score.is_not(None),
         )
         .order_by(Submission.score.desc(), Submission.created_at, Submission.id)

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
 from web.db import transaction, utcnow
 from web.scores.service import refresh_score
 from web.submissions.models import Submission, SubmissionEvent
@@ -194,13 +195,15 @@ def release(factory: sessionmaker[Session], claim: Claim, worker: str, why: str,
 
 
 def rejudge(session: Session, submission_ids: list[int]) -> int:
-    """Put judged submissions back in the queue (admins). Scores follow when they are done."""
+    """Put judged submissions back in the queue (admins); scores follow each new result."""
     subs = session.scalars(
         select(Submission).where(Submission.id.in_(submission_ids), Submission.status == "done")
     ).all()
     for sub in subs:
         sub.status, sub.attempts, sub.lease_token, sub.lease_expires_at = "queued", 0, None, None
-        sub.verdict, sub.score, sub.report, sub.finished_at = None, None, None, None
+        # The old score stays until the new result replaces it, so that rejudging a problem
+        # never makes a best score dip while its submissions wait in the queue.
+        sub.verdict, sub.report, sub.finished_at = None, None, None
         session.add(SubmissionEvent(submission_id=sub.id, kind="rejudge"))
     return len(subs)
 

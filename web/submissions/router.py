@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from web.auth import ratelimit
 from web.auth.models import User
-from web.deps import DbDep, PlatformDep, UserDep, client_address
+from web.deps import DbDep, IdPath, PlatformDep, UserDep, client_address
 from web.errors import ApiError, not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
@@ -72,7 +72,7 @@ def my_submissions(
 
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)
-def get_submission(submission_id: int, user: UserDep, db: DbDep) -> SubmissionDetail:
+def get_submission(submission_id: IdPath, user: UserDep, db: DbDep) -> SubmissionDetail:
     sub = db.get(Submission, submission_id)
     # Someone else's submission is "not found", so ids reveal nothing.
     if sub is None or (sub.user_id != user.id and not user.is_admin):

@@ -1,0 +1,84 @@
+"""Factories for web tests: settings on a fresh database, clients, accounts, submissions."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from judge.settings import REPO_ROOT
+from web.app import create_app
+from web.settings import WebSettings
+
+PROBLEMS = REPO_ROOT / "problems"
+PKG_204 = PROBLEMS / "204-rmsnorm"
+PASSWORD = "correct horse battery"
+
+
+def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: Any) -> WebSettings:
+    """Settings for one test: its own database, a fixed strong key, the local backend."""
+    values: dict[str, Any] = {
+        "database_url": database_url or f"sqlite:///{tmp_path / 'judge.db'}",
+        "secret_key": "k" * 48,
+        "problems_dir": PROBLEMS,
+        "cache_dir": tmp_path / "expected-cache",
+        "backend": "local",
+        "allow_unsandboxed": True,
+        "workers": 1,
+        "poll_s": 0.05,
+        "lease_s": 30.0,
+        "heartbeat_s": 2.0,
+    }
+    values.update(overrides)
+    return WebSettings(**values)
+
+
+def make_client(settings: WebSettings) -> TestClient:
+    """A client of a fresh app; use it as a context manager to run its workers."""
+    return TestClient(create_app(settings), raise_server_exceptions=True)
+
+
+def unique_name(prefix: str = "user") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def register(client: TestClient, username: str | None = None, password: str = PASSWORD) -> tuple[str, str]:
+    """Register and get an API token: (username, token)."""
+    username = username or unique_name()
+    res = client.post("/api/auth/register", json={"username": username, "password": password})
+    assert res.status_code == 201, res.text
+    res = client.post("/api/auth/token", json={"username": username, "password": password})
+    assert res.status_code == 201, res.text
+    return username, res.json()["token"]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def submit(client: TestClient, token: str, code: str, problem_id: str = "204", mode: str = "submit") -> int:
+    res = client.post(
+        "/api/submissions", json={"problem_id": problem_id, "code": code, "mode": mode}, headers=bearer(token)
+    )
+    assert res.status_code == 202, res.text
+    sub_id: int = res.json()["id"]
+    return sub_id
+
+
+def wait_done(client: TestClient, token: str, sub_id: int, timeout: float = 120.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        res = client.get(f"/api/submissions/{sub_id}", headers=bearer(token))
+        assert res.status_code == 200, res.text
+        body: dict[str, Any] = res.json()
+        if body["status"] == "done":
+            return body
+        time.sleep(0.1)
+    raise AssertionError(f"submission {sub_id} was not judged within {timeout} s")
+
+
+def read_204(path: str) -> str:
+    return (PKG_204 / path).read_text()

@@ -1,0 +1,154 @@
+"""The queue's guarantees, on real SQLite and real PostgreSQL: one claim per job, leases,
+results guarded by the lease, give-up after the last attempt, rejudge."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from web.auth.models import User
+from web.db import make_engine, make_sessionmaker, transaction
+from web.migrate import upgrade
+from web.scores.models import Score
+from web.submissions import queue
+from web.submissions.models import Submission, SubmissionEvent
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionmaker[Session]]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'queue.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    upgrade(engine)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def add_jobs(factory: sessionmaker[Session], n: int, mode: str = "submit") -> tuple[int, list[int]]:
+    with transaction(factory) as s:
+        user = User(username=f"u{time.monotonic_ns()}", password_hash="x")
+        s.add(user)
+        s.flush()
+        subs = [Submission(user_id=user.id, problem_id="204", mode=mode, code=f"# {i}") for i in range(n)]
+        s.add_all(subs)
+        s.flush()
+        return user.id, [sub.id for sub in subs]
+
+
+def report(score: int) -> dict[str, object]:
+    return {"verdict": "AC" if score == 100 else "WA", "score": score, "max_score": 100, "cases": []}
+
+
+def events(factory: sessionmaker[Session], sub_id: int, kind: str) -> int:
+    with factory() as s:
+        query = select(func.count()).where(
+            SubmissionEvent.submission_id == sub_id, SubmissionEvent.kind == kind
+        )
+        return int(s.scalar(query) or 0)
+
+
+def test_concurrent_claims_take_each_job_once(factory: sessionmaker[Session]) -> None:
+    _, ids = add_jobs(factory, 40)
+    taken: list[int] = []
+    lock = threading.Lock()
+
+    def grab(name: str) -> None:
+        while True:
+            c = queue.claim(factory, name, lease_s=60, max_attempts=3)
+            if c is None:
+                with factory() as s:  # a lost race returns None too: stop only when nothing is queued
+                    if not s.scalar(select(func.count()).where(Submission.status == "queued")):
+                        return
+                continue
+            with lock:
+                taken.append(c.submission_id)
+
+    threads = [threading.Thread(target=grab, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(taken) == sorted(ids)  # every job once: none lost, none twice
+
+
+def test_an_expired_lease_returns_the_job_and_a_late_worker_cannot_write(
+    factory: sessionmaker[Session],
+) -> None:
+    user_id, (sub_id,) = add_jobs(factory, 1)
+    first = queue.claim(factory, "dead-worker", lease_s=0.2, max_attempts=3)
+    assert first is not None and first.attempts == 1
+    assert queue.claim(factory, "other", lease_s=60, max_attempts=3) is None  # still leased
+    time.sleep(0.3)
+    second = queue.claim(factory, "other", lease_s=60, max_attempts=3)
+    assert second is not None and second.submission_id == sub_id and second.attempts == 2
+    # The first worker wakes up late: its heartbeat and its result are refused.
+    assert queue.heartbeat(factory, first, 60) is False
+    assert queue.complete(factory, first, report(100), None, "dead-worker") is False
+    assert queue.complete(factory, second, report(60), None, "other") is True
+    with factory() as s:
+        sub = s.get(Submission, sub_id)
+        assert sub is not None and (sub.status, sub.score, sub.worker) == ("done", 60, "other")
+        score = s.get(Score, (user_id, "204"))
+        assert score is not None and score.best_score == 60
+    assert (events(factory, sub_id, "claimed"), events(factory, sub_id, "done")) == (2, 1)
+
+
+def test_after_the_last_attempt_the_job_ends_as_system_error(factory: sessionmaker[Session]) -> None:
+    _, (sub_id,) = add_jobs(factory, 1)
+    for _ in range(3):
+        assert queue.claim(factory, "crashy", lease_s=0.05, max_attempts=3) is not None
+        time.sleep(0.1)
+    assert queue.claim(factory, "next", lease_s=60, max_attempts=3) is None
+    with factory() as s:
+        sub = s.get(Submission, sub_id)
+        assert sub is not None and (sub.status, sub.verdict, sub.attempts) == ("done", "SE", 3)
+        assert sub.report is not None and "3 times" in sub.report["warnings"][0]
+    assert events(factory, sub_id, "failed") == 1
+
+
+def test_a_worker_error_requeues_then_gives_up(factory: sessionmaker[Session]) -> None:
+    _, (sub_id,) = add_jobs(factory, 1)
+    for attempt in range(1, 4):
+        c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
+        assert c is not None and c.attempts == attempt
+        queue.release(factory, c, "w", "RuntimeError: engine exploded", max_attempts=3)
+    with factory() as s:
+        sub = s.get(Submission, sub_id)
+        assert sub is not None and (sub.status, sub.verdict) == ("done", "SE")
+    assert (events(factory, sub_id, "requeued"), events(factory, sub_id, "failed")) == (2, 1)
+
+
+def test_scores_keep_the_best_and_rejudge_recomputes(factory: sessionmaker[Session]) -> None:
+    user_id, ids = add_jobs(factory, 3)
+    for score in (40, 90, 70):
+        c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
+        assert c is not None
+        assert queue.complete(factory, c, report(score), None, "w")
+    with factory() as s:
+        best = s.get(Score, (user_id, "204"))
+        assert best is not None and (best.best_score, best.best_submission_id) == (90, ids[1])
+    with transaction(factory) as s:
+        assert queue.rejudge(s, [ids[1]]) == 1
+    c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
+    assert c is not None and c.submission_id == ids[1] and c.attempts == 1
+    assert queue.complete(factory, c, report(10), None, "w")
+    with factory() as s:
+        best = s.get(Score, (user_id, "204"))
+        assert best is not None and (best.best_score, best.best_submission_id) == (70, ids[2])
+    assert events(factory, ids[1], "done") == 2 and events(factory, ids[1], "rejudge") == 1
+
+
+def test_runs_are_never_scored(factory: sessionmaker[Session]) -> None:
+    user_id, _ = add_jobs(factory, 1, mode="run")
+    c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
+    assert c is not None and queue.complete(factory, c, report(100), None, "w")
+    with factory() as s:
+        assert s.get(Score, (user_id, "204")) is None
