@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
+from pydantic import AfterValidator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -19,11 +20,28 @@ from web.platform import Platform
 SESSION_COOKIE = "judge_session"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
-# Row ids are 64-bit in SQLite and PostgreSQL: a larger id names no row, and SQLite cannot even bind
-# it (OverflowError, a 500), so path ids are checked like any other input.
-MAX_ID = 2**63 - 1
+# Row ids are INTEGER columns (32 bits on PostgreSQL, 64 on SQLite): a larger id names no row,
+# and the database cannot even bind it (a 500), so path ids are checked like any other input.
+MAX_ID = 2**31 - 1
 
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+
+def storable_text(value: str) -> str:
+    """Text a database can hold. PostgreSQL cannot store NUL (psycopg refuses to send it) and no
+    UTF-8 database can store a lone surrogate (JSON allows "\\ud800"): both were 500s, now 422s,
+    the same answer whichever database runs."""
+    if "\x00" in value:
+        raise ValueError("must not contain the NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+# Every request string that reaches a query or a column (bodies, query and path parameters).
+DbText = Annotated[str, AfterValidator(storable_text)]
 
 
 def get_platform(request: Request) -> Platform:

@@ -9,7 +9,6 @@ route must answer to each of them and why what it shows is fine; a route missing
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,32 +17,26 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from tests.web.factories import (
+    PASSWORD,
+    bearer,
+    make_client,
+    make_settings,
+    read_204,
+    register,
+    submit,
+    unique_name,
+    wait_done,
+)
 from web.auth.models import ApiToken, User
 from web.db import utcnow
 from web.deps import CSRF_HEADER, SESSION_COOKIE
 from web.scores.models import Score
 from web.submissions.views import HIDDEN_CASE_FIELDS
-
-with warnings.catch_warnings():
-    # Starlette 1.x deprecates httpx for its TestClient in favour of httpx2, and the repository pins
-    # httpx 0.28 (requirements-dev.txt): under `filterwarnings = error` the import itself would fail.
-    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-    from fastapi.testclient import TestClient
-
-    from tests.web.factories import (
-        PASSWORD,
-        bearer,
-        make_client,
-        make_settings,
-        read_204,
-        register,
-        submit,
-        unique_name,
-        wait_done,
-    )
 
 ANON, TOKEN, COOKIE = "anonymous", "learner B (API token)", "learner B (cookie session)"
 CALLERS = (ANON, TOKEN, COOKIE)
@@ -286,6 +279,16 @@ def test_a_submission_is_not_found_for_b(world: World) -> None:
     # A still reads it, with the marker: the checks above look for something that is there.
     own = world.client.get(f"/api/submissions/{world.a_sub_id}", headers=bearer(world.a_token))
     assert own.status_code == 200 and world.marker in own.json()["code"]
+
+
+def test_a_failed_login_does_not_tell_that_a_exists(world: World) -> None:
+    for route in ("/api/auth/login", "/api/auth/token"):
+        answers = [
+            TestClient(world.app).post(route, json={"username": name, "password": "not the password"})
+            for name in (world.a_name, unique_name("nobody"))
+        ]
+        theirs, nobodys = ((r.status_code, r.json()) for r in answers)
+        assert theirs == nobodys and theirs[0] == 401
 
 
 def test_b_lists_only_own_submissions(world: World) -> None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from web.auth.models import User
-from web.deps import AdminDep, DbDep, IdPath, PlatformDep
+from web.deps import AdminDep, DbDep, DbText, IdPath, PlatformDep
 from web.errors import not_found
 from web.submissions import queue
 from web.submissions.models import Submission
@@ -51,7 +51,7 @@ def users(_admin: AdminDep, db: DbDep) -> list[AdminUser]:
 def all_submissions(
     _admin: AdminDep,
     db: DbDep,
-    problem_id: Annotated[str | None, Query(max_length=16)] = None,
+    problem_id: Annotated[DbText | None, Query(max_length=16)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[AdminSubmission]:
     query = select(Submission, User.username).join(User, User.id == Submission.user_id)
@@ -75,7 +75,7 @@ def rejudge_submission(submission_id: IdPath, _admin: AdminDep, db: DbDep, platf
 
 
 @router.post("/problems/{problem_id}/rejudge", response_model=Rejudged)
-def rejudge_problem(problem_id: str, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
+def rejudge_problem(problem_id: DbText, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
     ids = list(db.scalars(select(Submission.id).where(Submission.problem_id == problem_id)))
     n = queue.rejudge(db, ids)
     db.commit()

@@ -14,7 +14,7 @@ from web.auth import ratelimit
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
-from web.deps import SESSION_COOKIE, DbDep, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
+from web.deps import SESSION_COOKIE, DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
 from web.errors import ApiError, not_found
 
 router = APIRouter(prefix="/api", tags=["auth"])
@@ -30,12 +30,12 @@ class Credentials(BaseModel):
 
 class LoginBody(BaseModel):
     # Not the registration pattern: a wrong name must fail as a wrong login, not a 422.
-    username: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    username: Annotated[DbText, StringConstraints(min_length=1, max_length=64)]
     password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
 class TokenRequest(LoginBody):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "script"
+    name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)] = "script"
 
 
 class UserOut(BaseModel):
@@ -66,7 +66,7 @@ class TokenOut(BaseModel):
 
 
 class TokenName(BaseModel):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)]
 
 
 def _user_out(user: User) -> UserOut:

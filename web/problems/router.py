@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from judge.statement import render
-from web.deps import DbDep, OptionalUserDep
+from web.deps import DbDep, DbText, OptionalUserDep
 from web.errors import not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
@@ -76,7 +76,7 @@ def list_problems(db: DbDep, user: OptionalUserDep) -> list[ProblemSummary]:
 
 
 @router.get("/{problem_id}", response_model=ProblemDetail)
-def get_problem(problem_id: str, db: DbDep, user: OptionalUserDep) -> ProblemDetail:
+def get_problem(problem_id: DbText, db: DbDep, user: OptionalUserDep) -> ProblemDetail:
     v = current_version(db, problem_id)
     if v is None:
         raise not_found(f"problem {problem_id}")

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from web.auth import ratelimit
 from web.auth.models import User
-from web.deps import DbDep, IdPath, PlatformDep, UserDep, client_address
+from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
 from web.errors import ApiError, not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
@@ -21,8 +21,8 @@ router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
 
 class SubmitBody(BaseModel):
-    problem_id: str = Field(max_length=16)
-    code: str
+    problem_id: DbText = Field(max_length=16)
+    code: DbText
     mode: Literal["run", "submit"] = "submit"
 
 
@@ -61,7 +61,7 @@ def create_submission(
 def my_submissions(
     user: UserDep,
     db: DbDep,
-    problem_id: Annotated[str | None, Query(max_length=16)] = None,
+    problem_id: Annotated[DbText | None, Query(max_length=16)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> list[SubmissionSummary]:
     query = select(Submission).where(Submission.user_id == user.id)

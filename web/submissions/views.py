@@ -53,8 +53,9 @@ def summary(sub: Submission) -> SubmissionSummary:
         mode=sub.mode,
         status=sub.status,
         verdict=sub.verdict,
-        score=sub.score,
-        max_score=sub.max_score,
+        # A submission waiting for a rejudge keeps its old score for ranking; it has none to show.
+        score=sub.score if sub.status == "done" else None,
+        max_score=sub.max_score if sub.status == "done" else None,
         created_at=sub.created_at,
         finished_at=sub.finished_at,
     )
