@@ -152,3 +152,31 @@ def test_runs_are_never_scored(factory: sessionmaker[Session]) -> None:
     assert c is not None and queue.complete(factory, c, report(100), None, "w")
     with factory() as s:
         assert s.get(Score, (user_id, "204")) is None
+
+
+def test_two_results_for_one_user_at_once_both_land(factory: sessionmaker[Session]) -> None:
+    # Found by the two-worker test: both transactions created the user's score row at once.
+    for _ in range(5):
+        user_id, _ = add_jobs(factory, 2)
+        claims = [queue.claim(factory, f"w{i}", lease_s=60, max_attempts=3) for i in range(2)]
+        assert all(claims)
+        barrier = threading.Barrier(2)
+        written: list[bool] = []
+
+        def finish(c: queue.Claim, score: int, barrier: threading.Barrier, written: list[bool]) -> None:
+            barrier.wait()
+            written.append(queue.complete(factory, c, report(score), None, "w"))
+
+        threads = [
+            threading.Thread(target=finish, args=(c, s, barrier, written))
+            for c, s in zip(claims, (30, 80), strict=True)
+            if c is not None
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert written == [True, True]
+        with factory() as s:
+            best = s.get(Score, (user_id, "204"))
+            assert best is not None and best.best_score == 80

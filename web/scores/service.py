@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from web.scores.models import Score
@@ -15,6 +16,19 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
     Recomputed rather than incremented, so a rejudge that lowers a score is honoured and a
     result written twice could never count twice.
     """
+    # Two workers may finish the same user's submissions at once: create the row without a
+    # race (INSERT ... ON CONFLICT DO NOTHING), then lock it, so the second waits for the first.
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(insert(Score).values(user_id=user_id, problem_id=problem_id).on_conflict_do_nothing())
+    score = session.scalar(
+        select(Score)
+        .where(Score.user_id == user_id, Score.problem_id == problem_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    assert score is not None
+    # Read after the lock: a concurrent result is committed by now and counts.
     best = session.execute(
         select(Submission.id, Submission.score, Submission.max_score, Submission.created_at)
         .where(
@@ -27,10 +41,6 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
         .order_by(Submission.score.desc(), Submission.created_at, Submission.id)
         .limit(1)
     ).first()
-    score = session.get(Score, (user_id, problem_id))
-    if score is None:
-        score = Score(user_id=user_id, problem_id=problem_id)
-        session.add(score)
     if best is None:
         score.best_score, score.solved, score.improved_at, score.best_submission_id = 0, False, None, None
         return score

@@ -99,7 +99,12 @@ class Worker:
         finally:
             beat_stop.set()
             beat.join()
-        written = queue.complete(self.factory, claimed, report, version_id, self.name)
+        try:
+            written = queue.complete(self.factory, claimed, report, version_id, self.name)
+        except Exception as exc:  # the database failed us: give the job back now, not at lease end
+            log.exception("worker %s: writing submission %s failed", self.name, claimed.submission_id)
+            queue.release(self.factory, claimed, self.name, f"{type(exc).__name__}: {exc}", s.max_attempts)
+            return True
         if not written:
             log.warning(
                 "worker %s: lease of submission %s was lost; result dropped", self.name, claimed.submission_id
