@@ -68,9 +68,7 @@ def _worker(args: argparse.Namespace, _settings: Any) -> int:
         raise UsageError(str(exc)) from exc
     for warning in warnings:
         print(f"! {warning}", file=sys.stderr)
-    queue_settings = QueueSettings(
-        settings.lease_s, settings.heartbeat_s, settings.poll_s, settings.max_attempts
-    )
+    queue_settings = QueueSettings.of(settings)
     pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}))
     done = threading.Event()
 
@@ -90,14 +88,23 @@ def _worker(args: argparse.Namespace, _settings: Any) -> int:
     return 0
 
 
+def _migrated_engine() -> Any:
+    """An engine on the configured database, brought to the newest schema."""
+    from web.db import make_engine
+    from web.migrate import upgrade
+    from web.settings import WebSettings
+
+    engine = make_engine(WebSettings().sqlalchemy_url())
+    upgrade(engine)
+    return engine
+
+
 def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
     from sqlalchemy import func, select
 
     from web.auth.models import User
     from web.auth.secrets import hash_password
-    from web.db import make_engine, make_sessionmaker, transaction
-    from web.migrate import upgrade
-    from web.settings import WebSettings
+    from web.db import make_sessionmaker, transaction
 
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
@@ -105,9 +112,7 @@ def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
         password = getpass.getpass(f"password for {args.username}: ")
     if len(password) < 8:
         raise UsageError("the password must have at least 8 characters")
-    engine = make_engine(WebSettings().sqlalchemy_url())
-    upgrade(engine)
-    with transaction(make_sessionmaker(engine)) as session:
+    with transaction(make_sessionmaker(_migrated_engine())) as session:
         user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
         if user is None:
             session.add(User(username=args.username, password_hash=hash_password(password), role="admin"))
@@ -119,26 +124,18 @@ def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
 
 
 def _problems_sync(_args: argparse.Namespace, _settings: Any) -> int:
-    from web.db import make_engine, make_sessionmaker
-    from web.migrate import upgrade
+    from web.db import make_sessionmaker
     from web.problems.sync import load_packages, sync_problems
     from web.settings import WebSettings
 
-    settings = WebSettings()
-    engine = make_engine(settings.sqlalchemy_url())
-    upgrade(engine)
-    problems = load_packages(settings.problems_dir)
-    changed = sync_problems(make_sessionmaker(engine), problems)
+    problems = load_packages(WebSettings().problems_dir)
+    changed = sync_problems(make_sessionmaker(_migrated_engine()), problems)
     print(f"{len(problems)} problems; new versions: {', '.join(changed) or 'none'}")
     return 0
 
 
 def _db_upgrade(_args: argparse.Namespace, _settings: Any) -> int:
-    from web.db import make_engine
-    from web.migrate import upgrade
-    from web.settings import WebSettings
-
-    upgrade(make_engine(WebSettings().sqlalchemy_url()))
+    _migrated_engine()
     print("database schema is at the newest migration")
     return 0
 

@@ -44,10 +44,6 @@ class Platform:
     backend_name: str = "none"
     warnings: list[str] = field(default_factory=list)
 
-    def queue_settings(self) -> QueueSettings:
-        s = self.settings
-        return QueueSettings(s.lease_s, s.heartbeat_s, s.poll_s, s.max_attempts)
-
     def reload_problems(self) -> list[str]:
         """Reload problems/ (`judge problems sync` does the same from the command line)."""
         self.problems.clear()
@@ -95,8 +91,8 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
             context, warnings = judge_context(settings, problems, serving_others)
             platform.backend_name = context.backend.name
             platform.warnings.extend(warnings)
-            queue_settings = platform.queue_settings()
-            platform.pool = WorkerPool(settings.workers, factory, context, queue_settings, platform.metrics)
+            queues = QueueSettings.of(settings)
+            platform.pool = WorkerPool(settings.workers, factory, context, queues, platform.metrics)
     except BaseException:
         engine.dispose()  # refused (unsafe settings) or failed: leave no connections behind
         raise

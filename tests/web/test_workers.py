@@ -81,9 +81,8 @@ class Workers:
         return "\n".join(p.read_text(errors="replace")[-3000:] for p in files)
 
 
-@pytest.fixture
-def workers(database_url: str, problems_dir: Path, tmp_path: Path) -> Iterator[Workers]:
-    env = {
+def worker_env(database_url: str, problems_dir: Path, tmp_path: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "JUDGE_DATABASE_URL": database_url,
         "JUDGE_PROBLEMS_DIR": str(problems_dir),
@@ -92,7 +91,11 @@ def workers(database_url: str, problems_dir: Path, tmp_path: Path) -> Iterator[W
         "JUDGE_ALLOW_UNSANDBOXED": "1",
         "JUDGE_POLL_S": "0.05",
     }
-    w = Workers(env, tmp_path)
+
+
+@pytest.fixture
+def workers(database_url: str, problems_dir: Path, tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(worker_env(database_url, problems_dir, tmp_path), tmp_path)
     yield w
     w.stop_all()
 
@@ -147,16 +150,7 @@ def test_two_worker_processes_judge_fifty_submissions_once_each(
     with make_client(settings) as client:
         _, token = register(client)
         ids = [submit(client, token, CORRECT if i % 2 else WRONG, problem_id="901") for i in range(50)]
-    env = {
-        **os.environ,
-        "JUDGE_DATABASE_URL": postgres_url,
-        "JUDGE_PROBLEMS_DIR": str(problems_dir),
-        "JUDGE_CACHE_DIR": str(tmp_path / "cache"),
-        "JUDGE_BACKEND": "local",
-        "JUDGE_ALLOW_UNSANDBOXED": "1",
-        "JUDGE_POLL_S": "0.05",
-    }
-    pool = Workers(env, tmp_path)
+    pool = Workers(worker_env(postgres_url, problems_dir, tmp_path), tmp_path)
     try:
         first, second = pool.start(threads=2), pool.start(threads=2)
         factory = sessions(postgres_url)

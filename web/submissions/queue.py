@@ -73,13 +73,18 @@ def fail_exhausted(session: Session, max_attempts: int) -> list[int]:
             f"评测失败 {sub.attempts} 次，已放弃 judging failed {sub.attempts} times "
             "(the worker stopped each time); this is not your code's fault"
         )
-        sub.status, sub.verdict, sub.score = "done", "SE", 0
-        sub.report = system_error_report(sub.problem_id, message)
-        sub.finished_at, sub.lease_token, sub.lease_expires_at = now, None, None
-        session.add(SubmissionEvent(submission_id=sub.id, kind="failed", detail=message))
-        if sub.mode == "submit":
-            refresh_score(session, sub.user_id, sub.problem_id)
+        _give_up(session, sub, message, worker=None, detail=message)
     return [s.id for s in rows]
+
+
+def _give_up(session: Session, sub: Submission, message: str, worker: str | None, detail: str) -> None:
+    """End a job as SE after its last attempt: the result, the `failed` event, the score."""
+    sub.status, sub.verdict, sub.score = "done", "SE", 0
+    sub.report = system_error_report(sub.problem_id, message)
+    sub.finished_at, sub.lease_token, sub.lease_expires_at = utcnow(), None, None
+    session.add(SubmissionEvent(submission_id=sub.id, kind="failed", worker=worker, detail=detail[:2000]))
+    if sub.mode == "submit":
+        refresh_score(session, sub.user_id, sub.problem_id)
 
 
 def claim(factory: sessionmaker[Session], worker: str, lease_s: float, max_attempts: int) -> Claim | None:
@@ -179,19 +184,10 @@ def release(factory: sessionmaker[Session], claim: Claim, worker: str, why: str,
         if sub is None:
             return
         if sub.attempts >= max_attempts:
-            message = f"评测失败 judging failed {sub.attempts} times: {why}"
-            sub.status, sub.verdict, sub.score = "done", "SE", 0
-            sub.report = system_error_report(sub.problem_id, message)
-            sub.finished_at = utcnow()
-            kind = "failed"
-            if sub.mode == "submit":
-                session.flush()
-                refresh_score(session, sub.user_id, sub.problem_id)
-        else:
-            sub.status = "queued"
-            kind = "requeued"
-        sub.lease_token, sub.lease_expires_at = None, None
-        session.add(SubmissionEvent(submission_id=sub.id, kind=kind, worker=worker, detail=why[:2000]))
+            _give_up(session, sub, f"评测失败 judging failed {sub.attempts} times: {why}", worker, why)
+            return
+        sub.status, sub.lease_token, sub.lease_expires_at = "queued", None, None
+        session.add(SubmissionEvent(submission_id=sub.id, kind="requeued", worker=worker, detail=why[:2000]))
 
 
 def rejudge(session: Session, submission_ids: list[int]) -> int:

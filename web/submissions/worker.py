@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,6 +29,9 @@ from web.metrics import Metrics
 from web.problems.models import ProblemVersion
 from web.submissions import queue
 from web.submissions.queue import Claim
+
+if TYPE_CHECKING:
+    from web.settings import WebSettings
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,10 @@ class QueueSettings:
     heartbeat_s: float
     poll_s: float
     max_attempts: int
+
+    @classmethod
+    def of(cls, settings: WebSettings) -> QueueSettings:
+        return cls(settings.lease_s, settings.heartbeat_s, settings.poll_s, settings.max_attempts)
 
 
 class Worker:
