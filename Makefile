@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test lint typecheck pytest validate clean
+.PHONY: setup frontend serve test lint typecheck pytest validate i18n clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,9 +15,18 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 setup: $(STAMP)
 
+# The browser bundle (CodeMirror, KaTeX) from the pinned npm packages; never committed.
+FRONTEND := web/frontend
+DIST := web/static/dist/app.js
+$(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+	cd $(FRONTEND) && npm ci --no-audit --no-fund --loglevel=error
+$(DIST): $(FRONTEND)/node_modules/.package-lock.json $(FRONTEND)/build.mjs $(wildcard $(FRONTEND)/src/*)
+	cd $(FRONTEND) && npm run --silent build
+frontend: $(DIST)
+
 # The API at http://127.0.0.1:8000 (OpenAPI at /docs) on var/judge.db (SQLite), with
 # in-process workers: Docker when an engine answers, else the local backend (loopback only).
-serve: setup
+serve: setup frontend
 	$(BIN)/judge db upgrade
 	$(BIN)/judge serve --host 127.0.0.1 --port 8000
 
@@ -28,7 +37,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-pytest: setup
+pytest: setup frontend
 	$(BIN)/pytest
 
 validate: setup
@@ -36,5 +45,14 @@ validate: setup
 
 test: lint typecheck pytest
 
+# Re-extract the UI's messages and merge them into the Chinese catalogs (then translate the new ones).
+I18N := web/i18n
+i18n: setup
+	$(BIN)/pybabel extract -F $(I18N)/babel.cfg -k _ -k gettext --no-location --sort-output -o $(I18N)/messages.pot .
+	$(BIN)/pybabel extract -F $(I18N)/babel-js.cfg -k t --no-location --sort-output -o $(I18N)/js.pot .
+	$(BIN)/pybabel update -i $(I18N)/messages.pot -d $(I18N) -D messages -l zh --no-fuzzy-matching
+	$(BIN)/pybabel update -i $(I18N)/js.pot -d $(I18N) -D js -l zh --no-fuzzy-matching
+	rm -f $(I18N)/*.pot
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(FRONTEND)/node_modules web/static/dist

@@ -10,7 +10,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 PLACEHOLDER = re.compile(r"\bTODO\b")
 
 
-def _md() -> MarkdownIt:
+def markdown() -> MarkdownIt:
+    """The statement dialect: CommonMark, tables and dollar math; raw HTML is escaped."""
     md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
     dollarmath_plugin(md, allow_space=True, allow_digits=True, double_inline=True)
     return md
@@ -18,7 +19,7 @@ def _md() -> MarkdownIt:
 
 def render(text: str) -> str:
     """HTML for a statement. Raw HTML in the source is escaped, not passed through."""
-    html: str = _md().render(text)
+    html: str = markdown().render(text)
     return html
 
 
@@ -27,7 +28,7 @@ def problems_in(text: str) -> list[str]:
     found: list[str] = []
     if not text.strip():
         return ["is empty"]
-    tokens = _md().parse(text)
+    tokens = markdown().parse(text)
     if not any(t.type == "heading_open" and t.tag == "h1" for t in tokens):
         found.append("has no '# title' heading")
     if PLACEHOLDER.search(text):

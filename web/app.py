@@ -1,4 +1,4 @@
-"""The FastAPI application: the JSON API of DESIGN.md, /healthz and /metrics."""
+"""The FastAPI application: the pages and JSON API of DESIGN.md, /healthz and /metrics."""
 
 from __future__ import annotations
 
@@ -8,12 +8,17 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 
 from web.admin.router import router as admin_router
 from web.auth.router import router as auth_router
 from web.deps import PlatformDep
+from web.drafts.router import router as drafts_router
 from web.errors import install_error_handlers
+from web.pages.errors import error_page
+from web.pages.router import router as pages_router
+from web.pages.templating import STATIC_DIR
 from web.platform import Platform, build_platform
 from web.problems.router import router as problems_router
 from web.scores.router import router as scores_router
@@ -44,9 +49,19 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.platform = platform
-    install_error_handlers(app)
-    for router in (auth_router, problems_router, submissions_router, scores_router, admin_router):
+    install_error_handlers(app, html_page=error_page)
+    for router in (
+        auth_router,
+        problems_router,
+        drafts_router,
+        submissions_router,
+        scores_router,
+        admin_router,
+        pages_router,
+    ):
         app.include_router(router)
+    # The built front end (web/static/dist, made by `make frontend`); absent until then.
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
 
     @app.get("/healthz", tags=["ops"])
     def healthz(p: PlatformDep) -> JSONResponse:

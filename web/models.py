@@ -2,15 +2,18 @@
 
 from web.auth.models import ApiToken, LoginAttempt, LoginSession, User
 from web.db import Base
-from web.problems.models import ProblemVersion
+from web.drafts.models import Draft
+from web.problems.models import ProblemValidation, ProblemVersion
 from web.scores.models import Score
 from web.submissions.models import Submission, SubmissionEvent
 
 __all__ = [
     "ApiToken",
     "Base",
+    "Draft",
     "LoginAttempt",
     "LoginSession",
+    "ProblemValidation",
     "ProblemVersion",
     "Score",
     "Submission",

@@ -18,6 +18,7 @@ from web.db import make_engine, make_sessionmaker
 from web.metrics import Metrics
 from web.migrate import upgrade
 from web.problems.sync import load_packages, sync_problems
+from web.problems.validation import mark_interrupted
 from web.settings import WebSettings, resolve_secret_key
 from web.submissions.queue import queue_depth
 from web.submissions.worker import JudgeContext, QueueSettings, WorkerPool
@@ -41,6 +42,7 @@ class Platform:
     problems: dict[str, Problem]
     metrics: Metrics
     pool: WorkerPool | None = None
+    judge: JudgeContext | None = None  # None when this process judges nothing (workers = 0)
     backend_name: str = "none"
     warnings: list[str] = field(default_factory=list)
 
@@ -80,6 +82,7 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
         factory = make_sessionmaker(engine)
         problems = load_packages(settings.problems_dir)
         sync_problems(factory, problems)
+        mark_interrupted(factory)
 
         def depth() -> dict[str, int]:
             with factory() as session:
@@ -89,6 +92,7 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
         if settings.workers > 0:
             serving_others = settings.production or not is_loopback(host)
             context, warnings = judge_context(settings, problems, serving_others)
+            platform.judge = context
             platform.backend_name = context.backend.name
             platform.warnings.extend(warnings)
             queues = QueueSettings.of(settings)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import secrets
-from datetime import datetime, timedelta
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from web.auth import ratelimit
-from web.auth.models import ApiToken, LoginSession, User
-from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
+from web.auth import service
+from web.auth.models import ApiToken, User
+from web.auth.secrets import API_TOKEN_PREFIX, new_token, token_hash
 from web.db import utcnow
-from web.deps import SESSION_COOKIE, DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
-from web.errors import ApiError, not_found
+from web.deps import DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
+from web.errors import not_found
 
 router = APIRouter(prefix="/api", tags=["auth"])
 
@@ -23,9 +22,13 @@ Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{3,32}$")]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 
 
+Language = Literal["zh", "en"]
+
+
 class Credentials(BaseModel):
     username: Username
     password: Password
+    language: Language = "zh"
 
 
 class LoginBody(BaseModel):
@@ -65,22 +68,16 @@ class TokenOut(BaseModel):
     last_used_at: datetime | None
 
 
+class MeUpdate(BaseModel):
+    language: Language
+
+
 class TokenName(BaseModel):
     name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)]
 
 
 def _user_out(user: User) -> UserOut:
     return UserOut(id=user.id, username=user.username, role=user.role, language=user.language)
-
-
-def _authenticate(db: DbDep, platform: PlatformDep, request: Request, username: str, password: str) -> User:
-    address = client_address(request)
-    ratelimit.check_login(db, platform.settings, username, address)
-    user = db.scalar(select(User).where(func.lower(User.username) == username.lower()))
-    if not verify_password(user.password_hash if user else None, password) or user is None:
-        ratelimit.record_failed_login(db, username, address)
-        raise ApiError(401, "bad_credentials", "用户名或密码错误 wrong username or password")
-    return user
 
 
 def _issue_token(db: DbDep, platform: PlatformDep, user: User, name: str) -> NewToken:
@@ -95,47 +92,26 @@ def _issue_token(db: DbDep, platform: PlatformDep, user: User, name: str) -> New
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
 def register(body: Credentials, db: DbDep) -> UserOut:
-    if db.scalar(select(User.id).where(func.lower(User.username) == body.username.lower())) is not None:
-        raise ApiError(409, "username_taken", f"用户名已被占用 the username {body.username!r} is taken")
-    user = User(username=body.username, password_hash=hash_password(body.password))
-    db.add(user)
-    db.commit()
-    return _user_out(user)
+    return _user_out(service.create_user(db, body.username, body.password, body.language))
 
 
 @router.post("/auth/token", status_code=201, response_model=NewToken)
 def create_token(body: TokenRequest, request: Request, db: DbDep, platform: PlatformDep) -> NewToken:
-    user = _authenticate(db, platform, request, body.username, body.password)
+    user = service.authenticate(db, platform, client_address(request), body.username, body.password)
     return _issue_token(db, platform, user, body.name)
 
 
 @router.post("/auth/login", response_model=MeOut)
 def login(body: LoginBody, request: Request, response: Response, db: DbDep, platform: PlatformDep) -> MeOut:
-    user = _authenticate(db, platform, request, body.username, body.password)
-    raw = new_token()
-    days = platform.settings.session_days
-    session = LoginSession(
-        token_hash=token_hash(platform.secret_key, raw),
-        user_id=user.id,
-        csrf_token=secrets.token_urlsafe(32),
-        expires_at=utcnow() + timedelta(days=days),
-    )
-    db.add(session)
-    db.commit()
-    secure = platform.settings.secure_cookies or request.url.scheme == "https"
-    response.set_cookie(
-        SESSION_COOKIE, raw, max_age=days * 86400, httponly=True, samesite="lax", secure=secure, path="/"
-    )
+    user = service.authenticate(db, platform, client_address(request), body.username, body.password)
+    session = service.start_session(db, platform, user, response, https=request.url.scheme == "https")
     return MeOut(**_user_out(user).model_dump(), csrf_token=session.csrf_token)
 
 
 @router.post("/auth/logout", status_code=204)
 def logout(principal: PrincipalDep, response: Response, db: DbDep) -> Response:
-    if principal.session is not None:
-        db.delete(principal.session)
-        db.commit()
     response.status_code = 204
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    service.end_session(db, principal.session, response)
     return response
 
 
@@ -143,6 +119,13 @@ def logout(principal: PrincipalDep, response: Response, db: DbDep) -> Response:
 def me(principal: PrincipalDep) -> MeOut:
     csrf = principal.session.csrf_token if principal.session else None
     return MeOut(**_user_out(principal.user).model_dump(), csrf_token=csrf)
+
+
+@router.patch("/me", response_model=MeOut)
+def update_me(body: MeUpdate, principal: PrincipalDep, db: DbDep) -> MeOut:
+    principal.user.language = body.language
+    db.commit()
+    return me(principal)
 
 
 @router.get("/me/tokens", response_model=list[TokenOut])

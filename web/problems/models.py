@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, utcnow
@@ -33,3 +33,24 @@ class ProblemVersion(Base):
     # The version that new submissions are judged against; older ones stay for the record.
     current: Mapped[bool] = mapped_column(Boolean, default=True, index=True)
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+VALIDATION_STATES = ("running", "sound", "unsound", "error")
+
+
+class ProblemValidation(Base):
+    """One `judge validate` of a package version, started by an admin from the web."""
+
+    __tablename__ = "problem_validations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    problem_version_id: Mapped[int] = mapped_column(
+        ForeignKey("problem_versions.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    # The checks as `judge validate --json` lists them (name, ok, detail), or the error.
+    checks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    error: Mapped[str] = mapped_column(Text, default="")
+    started_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), default=None)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)

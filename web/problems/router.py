@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from judge.statement import render
 from web.deps import DbDep, DbText, OptionalUserDep
@@ -14,6 +15,7 @@ from web.errors import not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.scores.models import Score
+from web.submissions.models import Submission
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
 
@@ -33,6 +35,8 @@ class ProblemSummary(BaseModel):
     max_score: int
     best_score: int | None  # null without an account or before a first submit
     solved: bool
+    # The reader's progress: solved, attempted (any run or submit) or new (and new for anonymous).
+    status: Literal["solved", "attempted", "new"]
 
 
 class Statement(BaseModel):
@@ -50,7 +54,17 @@ class ProblemDetail(ProblemSummary):
     limits: dict[str, Any]
 
 
-def _summary(v: ProblemVersion, score: Score | None) -> dict[str, Any]:
+def progress(score: Score | None, attempted: bool) -> Literal["solved", "attempted", "new"]:
+    if score is not None and score.solved:
+        return "solved"
+    return "attempted" if attempted or score is not None else "new"
+
+
+def attempted_problems(db: Session, user_id: int) -> set[str]:
+    return set(db.scalars(select(Submission.problem_id).where(Submission.user_id == user_id).distinct()))
+
+
+def _summary(v: ProblemVersion, score: Score | None, attempted: bool = False) -> dict[str, Any]:
     return {
         "id": v.problem_id,
         "slug": v.slug,
@@ -61,6 +75,7 @@ def _summary(v: ProblemVersion, score: Score | None) -> dict[str, Any]:
         "max_score": v.max_score,
         "best_score": score.best_score if score else None,
         "solved": bool(score and score.solved),
+        "status": progress(score, attempted),
     }
 
 
@@ -70,9 +85,13 @@ def list_problems(db: DbDep, user: OptionalUserDep) -> list[ProblemSummary]:
         select(ProblemVersion).where(ProblemVersion.current.is_(True)).order_by(ProblemVersion.problem_id)
     ).all()
     scores: dict[str, Score] = {}
+    attempted: set[str] = set()
     if user is not None:
         scores = {s.problem_id: s for s in db.scalars(select(Score).where(Score.user_id == user.id))}
-    return [ProblemSummary(**_summary(v, scores.get(v.problem_id))) for v in versions]
+        attempted = attempted_problems(db, user.id)
+    return [
+        ProblemSummary(**_summary(v, scores.get(v.problem_id), v.problem_id in attempted)) for v in versions
+    ]
 
 
 @router.get("/{problem_id}", response_model=ProblemDetail)
@@ -81,8 +100,9 @@ def get_problem(problem_id: DbText, db: DbDep, user: OptionalUserDep) -> Problem
     if v is None:
         raise not_found(f"problem {problem_id}")
     score = db.get(Score, (user.id, problem_id)) if user is not None else None
+    attempted = user is not None and problem_id in attempted_problems(db, user.id)
     return ProblemDetail(
-        **_summary(v, score),
+        **_summary(v, score, attempted),
         version=v.content_hash,
         statement=Statement(
             zh_markdown=v.statement_zh,

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from web.auth import ratelimit
 from web.auth.models import User
 from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
-from web.errors import ApiError, not_found
+from web.errors import ensure_code_fits, not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.submissions.models import Submission, SubmissionEvent
@@ -35,13 +35,7 @@ class Accepted(BaseModel):
 def create_submission(
     body: SubmitBody, request: Request, user: UserDep, db: DbDep, platform: PlatformDep
 ) -> Accepted:
-    limit = platform.settings.max_code_bytes
-    if len(body.code.encode("utf-8")) > limit:
-        raise ApiError(
-            413,
-            "code_too_large",
-            f"代码超过 {limit // 1024} KiB / your code is larger than {limit // 1024} KiB",
-        )
+    ensure_code_fits(body.code, platform.settings.max_code_bytes)
     if current_version(db, body.problem_id) is None:
         raise not_found(f"problem {body.problem_id}")
     address = client_address(request)

@@ -1,0 +1,55 @@
+// Admin actions: validate a package, rejudge a submission or a problem, reload problems.
+import { api, explain } from "./api.js";
+import { t } from "./i18n.js";
+
+export function initAdmin() {
+  const message = document.getElementById("admin-message");
+  const say = (...parts) => {
+    message.replaceChildren(...parts);
+    message.hidden = false;
+  };
+
+  async function waitForValidation(id) {
+    for (;;) {
+      const v = await api("GET", `/api/admin/validations/${id}`);
+      if (v.status !== "running") return v;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+
+  const actions = {
+    async validate(button) {
+      const record = await api("POST", `/api/admin/problems/${button.dataset.problem}/validate`);
+      say(t("Validating problem {id}…", { id: button.dataset.problem }));
+      const done = await waitForValidation(record.id);
+      say(t("Problem {id}: {status}", { id: button.dataset.problem, status: done.status }));
+      location.reload();
+    },
+    async "rejudge-problem"(button) {
+      if (!window.confirm(t("Rejudge every submission to problem {id}?", { id: button.dataset.problem }))) return;
+      const result = await api("POST", `/api/admin/problems/${button.dataset.problem}/rejudge`);
+      say(t("{n} submissions queued for rejudging.", { n: result.queued }));
+    },
+    async rejudge(button) {
+      const result = await api("POST", `/api/admin/submissions/${button.dataset.submission}/rejudge`);
+      say(t("{n} submissions queued for rejudging.", { n: result.queued }));
+    },
+    async sync() {
+      const result = await api("POST", "/api/admin/problems/sync");
+      say(t("{n} problems loaded; new versions: {v}", { n: result.problems, v: result.new_versions.join(", ") || "—" }));
+    },
+  };
+
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-action]");
+    if (!button || !actions[button.dataset.action]) return;
+    button.disabled = true;
+    try {
+      await actions[button.dataset.action](button);
+    } catch (err) {
+      say(explain(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+}

@@ -1,0 +1,243 @@
+// The problem page: the editor on the learner's draft, Run and Submit, live status, results,
+// and the learner's earlier submissions to this problem.
+import { api, explain } from "./api.js";
+import { h } from "./dom.js";
+import { createEditor } from "./editor.js";
+import { t } from "./i18n.js";
+import { badge, errorLine, follow, renderResults, statusText, verdictLabel } from "./results.js";
+
+const SAVE_DELAY_MS = 800;
+
+// Every edit is also kept in this browser first, so a failed save (offline, an expired
+// session, a rate limit) loses nothing; "synced" says whether the server has it too.
+function localKey(problemId) {
+  return `llm-judge:draft:${problemId}`;
+}
+
+function readLocal(problemId) {
+  try {
+    return JSON.parse(localStorage.getItem(localKey(problemId)) || "null");
+  } catch (_err) {
+    return null;
+  }
+}
+
+function writeLocal(problemId, code, synced) {
+  try {
+    localStorage.setItem(localKey(problemId), JSON.stringify({ code, synced, at: Date.now() }));
+  } catch (_err) {
+    // Storage full or disabled: the server copy still works.
+  }
+}
+
+export async function initProblem(data) {
+  const problem = data.problem;
+  const status = document.getElementById("status");
+  const results = document.getElementById("results");
+  const saveState = document.getElementById("save-state");
+  const runButton = document.getElementById("run");
+  const submitButton = document.getElementById("submit");
+  const resetButton = document.getElementById("reset");
+  let busy = false;
+  let saveTimer = null;
+
+  const setStatus = (...parts) => status.replaceChildren(...parts);
+  const setSaveState = (text, kind = "") => {
+    saveState.textContent = text;
+    saveState.dataset.state = kind;
+  };
+
+  // Which text to open: unsaved local edits, else the server's draft, else the starter.
+  let code = problem.starter;
+  const local = readLocal(problem.id);
+  if (data.loggedIn) {
+    let server = null;
+    try {
+      server = await api("GET", `/api/problems/${problem.id}/draft`);
+    } catch (err) {
+      setStatus(explain(err));
+    }
+    if (local && !local.synced) code = local.code;
+    else if (server && server.code !== null) code = server.code;
+  } else if (local) {
+    code = local.code;
+  }
+
+  async function save() {
+    saveTimer = null;
+    if (!data.loggedIn) {
+      setSaveState(t("Kept in this browser"), "local");
+      return;
+    }
+    const text = editor.getCode();
+    setSaveState(t("Saving…"), "saving");
+    try {
+      await api("PUT", `/api/problems/${problem.id}/draft`, { code: text });
+      if (editor.getCode() === text) {
+        writeLocal(problem.id, text, true);
+        setSaveState(t("Draft saved"), "saved");
+      }
+    } catch (err) {
+      setSaveState(t("Not saved to the server (kept in this browser)"), "error");
+      setStatus(explain(err));
+    }
+  }
+
+  function scheduleSave(text) {
+    writeLocal(problem.id, text, false);
+    setSaveState(t("Unsaved changes"), "dirty");
+    if (saveTimer) clearTimeout(saveTimer);
+    saveTimer = setTimeout(save, SAVE_DELAY_MS);
+  }
+
+  const editor = createEditor(document.getElementById("editor"), code, {
+    onChange: scheduleSave,
+    onRun: () => judge("run"),
+    onSubmit: () => judge("submit"),
+    label: t("Your solution (Python). Ctrl+Enter runs, Ctrl+Shift+Enter submits; Esc then Tab leaves the editor."),
+  });
+  if (local && !local.synced && data.loggedIn) save(); // push edits made while logged out or offline
+
+  async function judge(mode) {
+    if (busy) return;
+    if (!data.loggedIn) {
+      setStatus(h("span", {}, t("Running and submitting need an account."), " ",
+        h("a", { href: data.loginUrl }, t("Log in")), " · ",
+        h("a", { href: data.loginUrl.replace("/login", "/register") }, t("Register"))));
+      return;
+    }
+    busy = true;
+    runButton.disabled = submitButton.disabled = true;
+    editor.clearMark();
+    results.replaceChildren();
+    setStatus(h("span", { class: "badge pending" }, t("Sending…")));
+    try {
+      if (saveTimer) {
+        clearTimeout(saveTimer);
+        save();
+      }
+      const accepted = await api("POST", "/api/submissions", { problem_id: problem.id, code: editor.getCode(), mode });
+      const sub = await follow(api, accepted.id, (s) => {
+        if (s.status !== "done") {
+          setStatus(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
+            " ", mode === "run" ? t("Running the public cases…") : t("Judging every case…"));
+        }
+      });
+      setStatus(
+        badge(sub.verdict), " ", verdictLabel(sub.verdict), " · ",
+        h("a", { href: `/submissions/${sub.id}` }, t("Submission {id}", { id: sub.id }))
+      );
+      renderResults(results, sub, { onGoToLine: (n) => (editor.markLine(n), editor.focus()) });
+      const line = errorLine(sub);
+      if (line) editor.markLine(line);
+      if (history.loaded) loadHistory();
+    } catch (err) {
+      setStatus(h("span", { class: "banner error", role: "alert" }, explain(err)));
+    } finally {
+      busy = false;
+      runButton.disabled = submitButton.disabled = false;
+    }
+  }
+
+  runButton.addEventListener("click", () => judge("run"));
+  submitButton.addEventListener("click", () => judge("submit"));
+  // The shortcuts also work while focus is outside the editor (a button, the statement).
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.defaultPrevented) return;
+    if (event.target.closest && event.target.closest(".cm-editor")) return; // the editor's keymap has it
+    event.preventDefault();
+    judge(event.shiftKey ? "submit" : "run");
+  });
+  resetButton.addEventListener("click", async () => {
+    if (!window.confirm(t("Replace your code with the starter? Your draft will be lost."))) return;
+    editor.setCode(problem.starter);
+    if (saveTimer) clearTimeout(saveTimer);
+    saveTimer = null;
+    writeLocal(problem.id, problem.starter, true);
+    if (data.loggedIn) {
+      try {
+        await api("DELETE", `/api/problems/${problem.id}/draft`);
+        setSaveState(t("Reset to the starter"), "saved");
+      } catch (err) {
+        setStatus(explain(err));
+      }
+    }
+  });
+
+  // The "My submissions" tab: this problem's submissions, each openable with its code.
+  const history = { loaded: false };
+  const historyBox = document.getElementById("history");
+  async function loadHistory() {
+    history.loaded = true;
+    try {
+      const rows = await api("GET", `/api/submissions?problem_id=${encodeURIComponent(problem.id)}&limit=50`);
+      if (!rows.length) {
+        historyBox.replaceChildren(h("p", {}, t("No submissions to this problem yet.")));
+        return;
+      }
+      historyBox.replaceChildren(
+        h("ul", { class: "history" }, rows.map((s) =>
+          h("li", {},
+            h("button", { class: "history-item", "data-submission": s.id, onclick: () => openSubmission(s.id) },
+              `#${s.id} `, s.mode === "run" ? t("Run") : t("Submit"), " ",
+              s.status === "done" ? badge(s.verdict) : h("span", { class: "badge pending" }, statusText(s.status)),
+              " ", s.score !== null && s.mode === "submit" ? `${s.score} / ${s.max_score}` : "",
+              " ", h("time", { datetime: s.created_at }, new Date(s.created_at).toLocaleString())))))
+      );
+    } catch (err) {
+      historyBox.replaceChildren(h("p", { class: "banner error" }, explain(err)));
+    }
+  }
+
+  async function openSubmission(id) {
+    try {
+      const sub = await api("GET", `/api/submissions/${id}`);
+      setStatus(
+        t("Submission {id}", { id }), " · ",
+        h("button", {
+          class: "link-button",
+          onclick: () => {
+            if (window.confirm(t("Load this submission's code into the editor? Your current code is replaced."))) {
+              editor.setCode(sub.code);
+            }
+          },
+        }, t("Open its code in the editor")),
+        " · ", h("a", { href: `/submissions/${id}` }, t("Open its page"))
+      );
+      renderResults(results, sub, { onGoToLine: (n) => (editor.setCode(sub.code), editor.markLine(n)) });
+      results.scrollIntoView({ block: "nearest" });
+    } catch (err) {
+      setStatus(explain(err));
+    }
+  }
+
+  setupTabs((panelId) => {
+    if (panelId === "panel-history" && !history.loaded) loadHistory();
+  });
+}
+
+// The ARIA tabs pattern: click or arrow keys switch; only the selected tab is in the tab order.
+function setupTabs(onShow) {
+  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  const select = (tab) => {
+    for (const other of tabs) {
+      const selected = other === tab;
+      other.setAttribute("aria-selected", String(selected));
+      other.tabIndex = selected ? 0 : -1;
+      document.getElementById(other.getAttribute("aria-controls")).hidden = !selected;
+    }
+    onShow(tab.getAttribute("aria-controls"));
+  };
+  for (const tab of tabs) {
+    tab.addEventListener("click", () => select(tab));
+    tab.addEventListener("keydown", (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      const enabled = tabs.filter((x) => !x.disabled);
+      const next = enabled[(enabled.indexOf(tab) + step + enabled.length) % enabled.length];
+      next.focus();
+      select(next);
+      event.preventDefault();
+    });
+  }
+}

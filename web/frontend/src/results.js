@@ -1,0 +1,137 @@
+// The results panel of a submission: a summary, then one row per case with its message and
+// the hint of a matching wrong solution. Hidden cases come with verdict and points only.
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
+
+export function verdictLabel(verdict) {
+  const labels = {
+    AC: t("Accepted"),
+    WA: t("Wrong answer"),
+    RE: t("Runtime error"),
+    TLE: t("Time limit exceeded"),
+    MLE: t("Memory limit exceeded"),
+    OLE: t("Output limit exceeded"),
+    CE: t("Compile error"),
+    SE: t("System error"),
+  };
+  return labels[verdict] || verdict;
+}
+
+export function statusText(status) {
+  return { queued: t("Queued…"), running: t("Running…"), done: t("Done") }[status] || status;
+}
+
+export function badge(verdict) {
+  return h("span", { class: `badge v-${verdict}`, "data-verdict": verdict, title: verdictLabel(verdict) }, verdict);
+}
+
+function ms(value) {
+  if (value === null || value === undefined) return "—";
+  return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;
+}
+
+// The line of the learner's code an error points at: a syntax error's "line N", or the
+// innermost frame of a traceback (which the judge has cut to the learner's own frames).
+export function errorLine(sub) {
+  if (!sub || !["CE", "RE"].includes(sub.verdict)) return null;
+  for (const c of sub.cases || []) {
+    if (!c.message || !["CE", "RE"].includes(c.verdict)) continue;
+    const frames = [...c.message.matchAll(/File "[^"]*", line (\d+)/g)];
+    if (frames.length) return Number(frames[frames.length - 1][1]);
+    const plain = c.message.match(/\bline (\d+)/);
+    if (plain) return Number(plain[1]);
+  }
+  return null;
+}
+
+function caseDetail(c) {
+  const parts = [];
+  if (c.description) parts.push(h("p", { class: "case-description" }, c.description));
+  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, c.message));
+  if (c.hint) {
+    parts.push(
+      h("aside", { class: "hint", "data-testid": "case-hint", "aria-label": t("Hint") },
+        h("strong", {}, t("Hint")), " ", c.hint)
+    );
+  }
+  return parts;
+}
+
+export function renderResults(container, sub, { onGoToLine } = {}) {
+  container.replaceChildren();
+  if (!sub || sub.status !== "done") return;
+  const isRun = sub.mode === "run";
+  const summary = h(
+    "div",
+    { class: `summary v-${sub.verdict}`, "data-testid": "summary" },
+    badge(sub.verdict),
+    h("strong", { class: "verdict-text" }, verdictLabel(sub.verdict)),
+    h("span", { class: "score", "data-testid": "summary-score" },
+      isRun ? t("Run: public cases only, not scored") : `${t("Score")} ${sub.score} / ${sub.max_score}`),
+    h("span", { class: "time" }, `${t("Time")} ${ms(sub.time_ms)}`)
+  );
+  container.append(summary);
+
+  const line = errorLine(sub);
+  if (line && onGoToLine) {
+    container.append(
+      h("p", { class: "banner error", role: "alert" },
+        t("The error is on line {n} of your code.", { n: line }), " ",
+        h("button", { class: "link-button", onclick: () => onGoToLine(line) }, t("Show line {n}", { n: line })))
+    );
+  }
+  for (const warning of sub.warnings || []) container.append(h("p", { class: "banner warning" }, warning));
+
+  const rows = [];
+  for (const c of sub.cases || []) {
+    rows.push(
+      h("tr", { class: `case v-${c.verdict}`, "data-case": c.name },
+        h("th", { scope: "row" }, c.name, c.public ? null : h("span", { class: "tag hidden-tag" }, t("hidden"))),
+        h("td", {}, badge(c.verdict), " ", h("span", { class: "verdict-text" }, verdictLabel(c.verdict))),
+        h("td", { class: "num" }, isRun ? "—" : `${c.score} / ${c.max_score}`),
+        h("td", { class: "num" }, ms(c.time_ms)))
+    );
+    const detail = caseDetail(c);
+    if (detail.length) rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: 4 }, detail)));
+    else if (!c.public && c.verdict !== "AC") {
+      rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: 4, class: "muted" },
+        t("A hidden case: only its verdict and points are shown. Check your code against the public cases and the statement's edge cases."))));
+    }
+  }
+  container.append(
+    h("div", { class: "table-wrap" },
+      h("table", { class: "cases", "data-testid": "case-table" },
+        h("caption", { class: "visually-hidden" }, t("Cases")),
+        h("thead", {}, h("tr", {},
+          h("th", { scope: "col" }, t("Case")), h("th", { scope: "col" }, t("Verdict")),
+          h("th", { scope: "col", class: "num" }, t("Points")), h("th", { scope: "col", class: "num" }, t("Time")))),
+        h("tbody", {}, rows)))
+  );
+  if (sub.log) {
+    container.append(h("details", { class: "log" }, h("summary", {}, t("What your code printed")), h("pre", {}, sub.log)));
+  }
+}
+
+// Follow a submission until it is judged: queued → running → done.
+export async function follow(api, id, onUpdate) {
+  let delay = 250;
+  let failures = 0;
+  for (;;) {
+    let sub;
+    try {
+      sub = await api("GET", `/api/submissions/${id}`);
+      failures = 0;
+    } catch (err) {
+      // A blip (a restart, a dropped connection) is retried; a refusal (401, 404) is not.
+      if (err.status && err.status < 500) throw err;
+      failures += 1;
+      if (failures > 20) throw err;
+    }
+    if (sub) {
+      onUpdate(sub);
+      if (sub.status === "done") return sub;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(1000, delay * 1.5);
+  }
+}

@@ -1,0 +1,170 @@
+"""Log in, register, log out, the language switch, and the settings page (API tokens, language).
+
+The forms post to these routes and work without JavaScript. Before a session exists, a
+double-submit token (cookie + hidden field) stops other sites from posting a login in the
+visitor's name; once logged in, the session's CSRF token guards every form (web.deps).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from web.auth import service
+from web.auth.models import ApiToken
+from web.auth.router import Credentials
+from web.deps import DbDep, PlatformDep, client_address
+from web.errors import ApiError
+from web.pages.common import PageUserDep, redirect, safe_next, to_login
+from web.pages.i18n import LANGUAGE_COOKIE, as_language, translations
+from web.pages.templating import page_language, render
+
+router = APIRouter(include_in_schema=False)
+
+FORM_COOKIE = "judge_form"
+FormText = Annotated[str, Form(max_length=256)]
+
+
+def _form_token(request: Request) -> str:
+    return request.cookies.get(FORM_COOKIE) or secrets.token_urlsafe(24)
+
+
+def _form_page(
+    request: Request, template: str, principal: PageUserDep, status_code: int = 200, **context: object
+) -> HTMLResponse:
+    token = _form_token(request)
+    response = render(request, template, principal, status_code, form_token=token, **context)
+    response.set_cookie(FORM_COOKIE, token, httponly=True, samesite="strict", path="/")
+    return response
+
+
+def _form_token_ok(request: Request, sent: str) -> bool:
+    cookie = request.cookies.get(FORM_COOKIE, "")
+    return bool(cookie) and secrets.compare_digest(cookie.encode(), sent.encode())
+
+
+def _stale_form_message(request: Request, principal: PageUserDep) -> str:
+    lang = page_language(request, principal.user if principal else None)
+    return translations(lang).gettext("This form expired. Please send it again.")
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, principal: PageUserDep, next: str | None = None) -> Response:
+    if principal is not None:
+        return redirect(safe_next(next))
+    return _form_page(request, "login.html", principal, next=safe_next(next), username="")
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login_form(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    platform: PlatformDep,
+    username: FormText = "",
+    password: FormText = "",
+    next: FormText = "",
+    form_token: FormText = "",
+) -> Response:
+    target = safe_next(next)
+    if not _form_token_ok(request, form_token):
+        error, status = _stale_form_message(request, principal), 400
+    else:
+        try:
+            user = service.authenticate(db, platform, client_address(request), username, password)
+        except ApiError as exc:
+            error, status = exc.message, exc.status
+        else:
+            response = redirect(target)
+            service.start_session(db, platform, user, response, https=request.url.scheme == "https")
+            return response
+    return _form_page(request, "login.html", principal, status, next=target, username=username, error=error)
+
+
+@router.get("/register", response_class=HTMLResponse)
+def register_page(request: Request, principal: PageUserDep, next: str | None = None) -> Response:
+    if principal is not None:
+        return redirect(safe_next(next))
+    return _form_page(request, "register.html", principal, next=safe_next(next), username="")
+
+
+@router.post("/register", response_class=HTMLResponse)
+def register_form(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    platform: PlatformDep,
+    username: FormText = "",
+    password: FormText = "",
+    password_again: FormText = "",
+    next: FormText = "",
+    form_token: FormText = "",
+) -> Response:
+    target = safe_next(next)
+    lang = page_language(request, None)
+    gettext = translations(lang).gettext
+    error, status = "", 400
+    if not _form_token_ok(request, form_token):
+        error = _stale_form_message(request, principal)
+    elif password != password_again:
+        error = gettext("The two passwords differ.")
+    else:
+        try:
+            body = Credentials(username=username, password=password, language=lang)
+            user = service.create_user(db, body.username, body.password, body.language)
+        except ValidationError as exc:
+            field = str(exc.errors()[0]["loc"][0])
+            error = (
+                gettext("A username has 3 to 32 letters, digits, '_' or '-'.")
+                if field == "username"
+                else gettext("A password has at least 8 characters.")
+            )
+        except ApiError as exc:
+            error, status = exc.message, exc.status
+        else:
+            response = redirect(target)
+            service.start_session(db, platform, user, response, https=request.url.scheme == "https")
+            return response
+    return _form_page(
+        request, "register.html", principal, status, next=target, username=username, error=error
+    )
+
+
+@router.post("/logout")
+def logout_form(principal: PageUserDep, db: DbDep) -> RedirectResponse:
+    response = redirect("/problems")
+    service.end_session(db, principal.session if principal else None, response)
+    return response
+
+
+@router.post("/lang")
+def switch_language(
+    principal: PageUserDep, db: DbDep, lang: FormText = "", next: FormText = ""
+) -> RedirectResponse:
+    response = redirect(safe_next(next))
+    chosen = as_language(lang)
+    if chosen is None:
+        return response
+    if principal is not None:
+        principal.user.language = chosen
+        db.commit()
+    # A year: the choice outlives sessions, and applies before logging in.
+    response.set_cookie(LANGUAGE_COOKIE, chosen, max_age=365 * 86400, samesite="lax", path="/")
+    return response
+
+
+@router.get("/settings", response_class=HTMLResponse)
+def settings_page(request: Request, principal: PageUserDep, db: DbDep) -> Response:
+    if principal is None:
+        return to_login(request)
+    tokens = db.scalars(
+        select(ApiToken)
+        .where(ApiToken.user_id == principal.user.id, ApiToken.revoked_at.is_(None))
+        .order_by(ApiToken.id)
+    ).all()
+    return render(request, "settings.html", principal, tokens=tokens)

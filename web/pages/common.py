@@ -1,0 +1,38 @@
+"""What every page route needs: who is asking, safe redirects, the login wall."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import Depends, Request
+from fastapi.responses import RedirectResponse
+
+from web.deps import Principal, get_principal
+
+
+async def page_principal(
+    request: Request, principal: Annotated[Principal | None, Depends(get_principal)]
+) -> Principal | None:
+    # Kept on the request so an error page rendered later still shows who is logged in.
+    request.state.principal = principal
+    return principal
+
+
+PageUserDep = Annotated[Principal | None, Depends(page_principal)]
+
+
+def safe_next(target: str | None, default: str = "/problems") -> str:
+    """Only paths on this site: '//evil.example' and 'https://…' would leave it after a login."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return default
+    return target
+
+
+def redirect(target: str) -> RedirectResponse:
+    return RedirectResponse(target, status_code=303)
+
+
+def to_login(request: Request) -> RedirectResponse:
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return redirect(f"/login?next={quote(here, safe='')}")

@@ -1,0 +1,94 @@
+"""The problem list (with the reader's progress), a problem's page, and the leaderboard."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from web.deps import DbDep, DbText
+from web.pages.common import PageUserDep
+from web.pages.markdown import highlight_css, render_statement
+from web.pages.templating import page_language, render
+from web.problems.router import get_problem, list_problems
+from web.scores.router import leaderboard
+
+router = APIRouter(include_in_schema=False)
+
+STATUSES = ("solved", "attempted", "new")
+
+
+@router.get("/", response_class=HTMLResponse)
+@router.get("/problems", response_class=HTMLResponse)
+def problem_list(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    chapter: Annotated[DbText | None, Query(max_length=64)] = None,
+    status: Annotated[DbText | None, Query(max_length=16)] = None,
+) -> HTMLResponse:
+    user = principal.user if principal else None
+    problems = list_problems(db, user)
+    chapters = sorted({p.chapter for p in problems})
+    shown = [
+        p
+        for p in problems
+        if (not chapter or p.chapter == chapter) and (status not in STATUSES or p.status == status)
+    ]
+    progress = {
+        "solved": sum(p.status == "solved" for p in problems),
+        "total": len(problems),
+        "score": sum(p.best_score or 0 for p in problems),
+        "max_score": sum(p.max_score for p in problems),
+    }
+    return render(
+        request,
+        "problems.html",
+        principal,
+        problems=shown,
+        chapters=chapters,
+        chapter=chapter or "",
+        status=status if status in STATUSES else "",
+        statuses=STATUSES,
+        progress=progress,
+    )
+
+
+@router.get("/problems/{problem_id}", response_class=HTMLResponse)
+def problem_page(problem_id: DbText, request: Request, principal: PageUserDep, db: DbDep) -> HTMLResponse:
+    user = principal.user if principal else None
+    problem = get_problem(problem_id, db, user)  # 404 (as a page) for an unknown id
+    lang = page_language(request, user)
+    source = problem.statement.en_markdown if lang == "en" and problem.statement.en_markdown else None
+    statement_html = render_statement(source or problem.statement.zh_markdown)
+    data = {
+        "problem": {
+            "id": problem.id,
+            "starter": problem.starter,
+            "public_cases": problem.public_cases,
+            "max_score": problem.max_score,
+            "version": problem.version,
+        },
+        "loggedIn": user is not None,
+        "loginUrl": f"/login?next=/problems/{problem.id}",
+    }
+    return render(
+        request,
+        "problem.html",
+        principal,
+        problem=problem,
+        statement_html=statement_html,
+        statement_fallback=lang == "en" and source is None,
+        page_data=data,
+    )
+
+
+@router.get("/leaderboard", response_class=HTMLResponse)
+def leaderboard_page(request: Request, principal: PageUserDep, db: DbDep) -> HTMLResponse:
+    return render(request, "leaderboard.html", principal, rows=leaderboard(db, 200))
+
+
+@router.get("/highlight.css")
+def highlight_stylesheet() -> Response:
+    return Response(highlight_css(), media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})

@@ -1,0 +1,125 @@
+"""Rendering a page: the Jinja2 environment, the context every page shares, security headers."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from web.auth.models import User
+from web.deps import Principal
+from web.pages.i18n import (
+    DEFAULT_LANGUAGE,
+    LANGUAGE_COOKIE,
+    LANGUAGES,
+    NATIVE_NAMES,
+    Language,
+    as_language,
+    js_messages,
+    translations,
+)
+
+WEB_DIR = Path(__file__).resolve().parent.parent
+TEMPLATE_DIR = WEB_DIR / "templates"
+STATIC_DIR = WEB_DIR / "static"
+DIST_DIR = STATIC_DIR / "dist"
+
+# Pages run only our own bundle. KaTeX sets inline styles on the math it lays out, hence
+# 'unsafe-inline' for styles only; scripts, fonts and data come from this origin alone.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    # Pages show a learner's own data: never from a shared cache.
+    "Cache-Control": "no-store",
+}
+
+
+@dataclass(frozen=True)
+class Assets:
+    """The built bundle's URLs, with a content hash so browsers never run a stale one."""
+
+    script: str | None
+    style: str | None
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        autoescape=select_autoescape(["html"]),
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def _versioned(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return f"/static/dist/{path.name}?v={digest}"
+
+
+def assets() -> Assets:
+    # Read per page so that a rebuild (`make frontend`) is picked up without a restart; the
+    # files are small and the OS caches them.
+    return Assets(_versioned(DIST_DIR / "app.js"), _versioned(DIST_DIR / "app.css"))
+
+
+def page_language(request: Request, user: User | None) -> Language:
+    """The account's language, else the visitor's cookie, else Chinese."""
+    if user is not None:
+        chosen = as_language(user.language)
+        if chosen is not None:
+            return chosen
+    return as_language(request.cookies.get(LANGUAGE_COOKIE)) or DEFAULT_LANGUAGE
+
+
+def render(
+    request: Request,
+    template: str,
+    principal: Principal | None,
+    status_code: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    user = principal.user if principal else None
+    lang = page_language(request, user)
+    gettext = translations(lang).gettext
+    shared = {
+        "request": request,
+        "user": user,
+        "csrf_token": principal.session.csrf_token if principal and principal.session else "",
+        "lang": lang,
+        "other_languages": [(code, NATIVE_NAMES[code]) for code in LANGUAGES if code != lang],
+        "js_messages": js_messages(lang),
+        "assets": assets(),
+        "current_path": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        "_": gettext,
+        "gettext": gettext,
+        "ngettext": translations(lang).ngettext,
+    }
+    html = environment().get_template(template).render(**shared, **context)
+    return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)
