@@ -18,6 +18,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
+from starlette.routing import Mount
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -62,7 +63,13 @@ class World:
         return [self.marker, self.a_token, PASSWORD]
 
     def path_params(self) -> dict[str, str]:
-        return {"submission_id": str(self.a_sub_id), "token_id": str(self.a_token_id), "problem_id": "204"}
+        return {
+            "submission_id": str(self.a_sub_id),
+            "token_id": str(self.a_token_id),
+            "problem_id": "204",
+            "validation_id": "1",
+            "path": "no-such-file.js",
+        }
 
 
 Body = Callable[[World], dict[str, Any]]
@@ -80,6 +87,8 @@ class Rule:
     shows_usernames: bool = False
     # Besides the status, the error code a refusal must carry (admin routes: "admin_only").
     learner_code: str | None = None
+    # An HTML page (its errors are pages too); the rest answer JSON.
+    page: bool = False
 
 
 def _fresh_account(_w: World) -> dict[str, Any]:
@@ -94,7 +103,13 @@ def _b_code(_w: World) -> dict[str, Any]:
     return {"problem_id": "204", "code": "# B's own attempt\n", "mode": "run"}
 
 
+def _b_draft(_w: World) -> dict[str, Any]:
+    return {"code": "# B's own draft\n"}
+
+
 DOCS = "the API's own documentation: no user data"
+PAGE_LOGIN = "a page of the caller's own data: anonymous callers are sent to /login (303)"
+FORM = "a form post without the form's token: refused with the form shown again"
 ADMIN = "admin only: users, every submission, rejudging"
 
 ROUTES: dict[tuple[str, str], Rule] = {
@@ -133,6 +148,31 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ),
     ("POST", "/api/admin/problems/{problem_id}/rejudge"): Rule(401, 403, ADMIN, learner_code="admin_only"),
     ("POST", "/api/admin/problems/sync"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("GET", "/api/admin/problems"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("POST", "/api/admin/problems/{problem_id}/validate"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("GET", "/api/admin/validations/{validation_id}"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("PATCH", "/api/me"): Rule(401, 200, "the caller's own language", lambda _w: {"language": "zh"}),
+    # A saved a draft holding the marker: B reads and writes only B's own.
+    ("GET", "/api/problems/{problem_id}/draft"): Rule(401, 200, "the caller's own draft"),
+    ("PUT", "/api/problems/{problem_id}/draft"): Rule(401, 200, "the caller's own draft", _b_draft),
+    ("DELETE", "/api/problems/{problem_id}/draft"): Rule(401, 204, "the caller's own draft"),
+    ("GET", "/static/{path}"): Rule(404, 404, "the built front end: the same public files for all"),
+    # Pages.
+    ("GET", "/"): Rule(200, 200, "the public problem list; progress is the caller's own", page=True),
+    ("GET", "/problems"): Rule(200, 200, "the public problem list", page=True),
+    ("GET", "/problems/{problem_id}"): Rule(200, 200, "a public statement and the starter", page=True),
+    ("GET", "/leaderboard"): Rule(200, 200, "public by design", shows_usernames=True, page=True),
+    ("GET", "/highlight.css"): Rule(200, 200, "colours of highlighted code"),
+    ("GET", "/login"): Rule(200, 303, "the form; a logged-in caller is sent on", page=True),
+    ("GET", "/register"): Rule(200, 303, "the form; a logged-in caller is sent on", page=True),
+    ("POST", "/login"): Rule(400, 400, FORM, page=True),
+    ("POST", "/register"): Rule(400, 400, FORM, page=True),
+    ("POST", "/logout"): Rule(303, 303, "ends the caller's own session (if any)", page=True),
+    ("POST", "/lang"): Rule(303, 303, "the caller's own language", page=True),
+    ("GET", "/settings"): Rule(303, 200, PAGE_LOGIN, page=True),
+    ("GET", "/submissions"): Rule(303, 200, PAGE_LOGIN, page=True),
+    ("GET", "/submissions/{submission_id}"): Rule(303, 404, "A's submission is not found for B", page=True),
+    ("GET", "/admin"): Rule(303, 403, ADMIN, page=True),
 }
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
@@ -143,6 +183,9 @@ def app_routes(app: FastAPI) -> list[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for context in iter_route_contexts(app.routes):
         path, methods = context.path, context.methods
+        if isinstance(context.route, Mount):  # static files: every path below the mount
+            found.add(("GET", f"{path}/{{path}}"))
+            continue
         assert path is not None and methods, f"a route without a path or methods: {context!r}"
         found.update((method, path) for method in methods)
     return sorted(found)
@@ -186,6 +229,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         make_admin(app.state.platform.factory, admin_name)
         marker = f"A_PRIVATE_{uuid.uuid4().hex}"
         a_sub_id = submit(client, a_token, f"# {marker}\n" + read_204("reference.py"))
+        saved = client.put("/api/problems/204/draft", json={"code": f"# {marker}\n"}, headers=bearer(a_token))
+        assert saved.status_code == 200, saved.text
         factory = app.state.platform.factory
         with factory() as db:
             a_id = db.scalar(select(User.id).where(User.username == a_name))
@@ -226,7 +271,7 @@ class Caller:
                 self.csrf = login(self.client, self.b_name)
             if method in UNSAFE:
                 headers = {CSRF_HEADER: self.csrf}
-        return self.client.request(method, url, json=body, headers=headers)
+        return self.client.request(method, url, json=body, headers=headers, follow_redirects=False)
 
 
 def test_every_route_is_classified(world: World) -> None:
@@ -251,7 +296,10 @@ def test_no_route_leaks_a_private_data(world: World, caller: str) -> None:
         expected = rule.anon if caller == ANON else rule.learner
         if res.status_code != expected:
             failures.append(f"{where}, expected {expected} ({rule.why}): {res.text[:300]}")
-        if res.status_code >= 400 and method != "HEAD":
+        content_type = res.headers.get("content-type", "")
+        if rule.page and res.status_code != 303 and not content_type.startswith("text/html"):
+            failures.append(f"{where}: a page answered {content_type!r}")
+        if res.status_code >= 400 and method != "HEAD" and not rule.page:
             error = res.json().get("error", {})
             if not {"code", "message"} <= error.keys():
                 failures.append(f"{where}: not an error body: {res.text[:300]}")

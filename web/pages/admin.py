@@ -22,9 +22,10 @@ def admin_page(request: Request, principal: PageUserDep, db: DbDep) -> Response:
         return to_login(request)
     if not principal.user.is_admin:
         raise ApiError(403, "admin_only", "only admins may do this")
-    counts = dict(
-        db.execute(select(Submission.user_id, func.count()).group_by(Submission.user_id)).tuples().all()
-    )
+    counts: dict[int, int] = {
+        user_id: n
+        for user_id, n in db.execute(select(Submission.user_id, func.count()).group_by(Submission.user_id))
+    }
     return render(
         request,
         "admin.html",

@@ -61,7 +61,7 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, readOnly 
   ];
   if (readOnly) extensions.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
   const view = new EditorView({ state: EditorState.create({ doc, extensions }), parent });
-  return {
+  const handle = {
     view,
     getCode: () => view.state.doc.toString(),
     setCode(code) {
@@ -81,4 +81,8 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, readOnly 
     },
     focus: () => view.focus(),
   };
+  // The holder element knows its editor: browser tests (and extensions) read the exact text
+  // here, as CodeMirror renders only the lines in view.
+  parent.editor = handle;
+  return handle;
 }

@@ -1,0 +1,407 @@
+"""The learner's path through the site in a real Chromium (Debian's, driven by Playwright).
+
+A real `judge serve` on a free port judges with the backend it finds (Docker under .ci/run),
+so every click below goes through the same server, queue, sandbox and pages a learner uses.
+Screenshots of the main pages land in JUDGE_SCREENSHOT_DIR (`make screenshots` writes the
+README's), else in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from judge.settings import REPO_ROOT
+from tests.web.factories import PASSWORD, read_204, unique_name
+from tests.web.test_cli import free_port
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+Browser, Page, expect = playwright_api.Browser, playwright_api.Page, playwright_api.expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = os.environ.get("JUDGE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+JUDGED_S = 90_000  # ms: a cold Docker start plus the reference run, with room to spare
+CORRECT = read_204("solutions/accepted/div_sqrt_sum.py")
+WRONG = read_204("solutions/wrong/weight_not_plus_one.py")
+PUBLIC_CASES = 6
+SUBMITS_PER_USER = 4
+
+
+@dataclass
+class Site:
+    url: str
+    env: dict[str, str]
+    shots: Path
+
+
+def _require(what: str, reason: str) -> None:
+    if os.environ.get("JUDGE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"JUDGE_REQUIRE_BROWSER=1 but {what}: {reason}")
+    pytest.skip(f"{what}: {reason}")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    if not Path(CHROMIUM).exists():
+        _require("no Chromium", f"{CHROMIUM} is missing (apt-get install chromium)")
+    if not (REPO_ROOT / "web" / "static" / "dist" / "app.js").exists():
+        _require("the front end is not built", "run `make frontend`")
+    tmp = tmp_path_factory.mktemp("browser")
+    port = free_port()
+    env = {
+        **os.environ,
+        "JUDGE_DATABASE_URL": f"sqlite:///{tmp / 'site.db'}",
+        "JUDGE_SECRET_KEY": "browser-tests-0123456789-abcdefghijklmnop",
+        "JUDGE_CACHE_DIR": os.environ.get("JUDGE_CACHE_DIR", str(tmp / "cache")),
+        "JUDGE_WORKERS": "2",
+        # Low enough for test_rate_limit_says_so to reach; each other test uses a new learner.
+        "JUDGE_SUBMITS_PER_USER": str(SUBMITS_PER_USER),
+    }
+    log = (tmp / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=2) as res:
+                    if res.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("judge serve did not start:\n" + (tmp / "serve.log").read_text()[-3000:])
+            time.sleep(0.2)
+        shots = Path(os.environ.get("JUDGE_SCREENSHOT_DIR") or tmp / "shots")
+        shots.mkdir(parents=True, exist_ok=True)
+        yield Site(url, env, shots)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Browser]:
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[Page]:
+    """A fresh browser profile (no cookies, no storage) that fails on any script error."""
+    context = browser.new_context(base_url=site.url, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield page
+    context.close()
+    expected = EXPECTED_ERRORS.pop(id(page), ())
+    unexpected = [e for e in errors if not any(x in e for x in expected)]
+    assert not unexpected, f"the page logged errors: {unexpected}"
+
+
+# Console errors a test provokes on purpose (the browser logs every failed request), by page.
+EXPECTED_ERRORS: dict[int, tuple[str, ...]] = {}
+
+
+def expect_console_errors(page: Page, *fragments: str) -> None:
+    EXPECTED_ERRORS[id(page)] = fragments
+
+
+def ready(page: Page) -> None:
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def register_via_ui(page: Page, username: str) -> None:
+    page.goto("/problems")
+    ready(page)
+    page.get_by_role("link", name="注册").first.click()
+    page.get_by_label("用户名").fill(username)
+    page.get_by_label("密码", exact=True).fill(PASSWORD)
+    page.get_by_label("确认密码").fill(PASSWORD)
+    page.locator("form[action='/register'] button[type=submit]").click()
+    page.wait_for_url("**/problems")
+    ready(page)
+
+
+def log_in_via_ui(page: Page, username: str) -> None:
+    page.get_by_label("用户名").fill(username)
+    page.get_by_label("密码", exact=True).fill(PASSWORD)
+    page.locator("form[action='/login'] button[type=submit]").click()
+
+
+def set_code(page: Page, code: str) -> None:
+    """What a learner does with code from their own editor: select all, paste."""
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+
+
+def editor_text(page: Page) -> str:
+    text: str = page.evaluate("() => document.getElementById('editor').editor.getCode()")
+    return text
+
+
+def wait_saved(page: Page) -> None:
+    expect(page.locator("#save-state")).to_have_attribute("data-state", "saved", timeout=10_000)
+
+
+def test_new_learner_solves_204(page: Page, site: Site) -> None:
+    name = unique_name("learner")
+    register_via_ui(page, name)
+    page.screenshot(path=site.shots / "problems.png", full_page=True)
+    page.get_by_role("link", name="零中心的 RMSNorm 与带门的 RMSNorm").click()
+    ready(page)
+    # The statement's math is laid out by KaTeX, and the editor opens on the starter.
+    expect(page.locator(".statement .katex").first).to_be_visible()
+    assert editor_text(page) == read_204("starter.py")
+
+    set_code(page, CORRECT)
+    page.keyboard.press("Control+Enter")  # Run, from inside the editor
+    expect(page.get_by_test_id("summary")).to_be_visible(timeout=JUDGED_S)
+    rows = page.locator("tr.case")
+    assert rows.count() == PUBLIC_CASES
+    assert rows.locator(".badge").all_inner_texts() == ["AC"] * PUBLIC_CASES
+    expect(page.get_by_test_id("summary-score")).to_contain_text("不计分")
+    page.screenshot(path=site.shots / "problem-run.png", full_page=True)
+
+    page.get_by_role("button", name="提交").click()
+    expect(page.get_by_test_id("summary-score")).to_contain_text("100 / 100", timeout=JUDGED_S)
+    assert page.locator("tr.case").count() > PUBLIC_CASES  # hidden cases too
+    expect(page.locator("tr.case .tag.hidden-tag").first).to_be_visible()
+
+    # The submission has a page of its own, with the code read-only.
+    page.locator("#status a").click()
+    ready(page)
+    expect(page.get_by_test_id("summary-score")).to_contain_text("100 / 100")
+    assert "class RMSNorm" in page.locator("#code-view .cm-content").inner_text()
+    page.screenshot(path=site.shots / "submission.png", full_page=True)
+
+    page.goto("/problems")
+    ready(page)
+    row = page.locator("tr[data-problem='204']")
+    expect(row.get_by_test_id("best-score")).to_have_text("100 / 100")
+    expect(row.locator(".badge")).to_have_text("已通过")
+    expect(page.get_by_test_id("progress-solved")).to_have_text("1")
+    page.goto("/leaderboard")
+    mine = page.locator("tr.me")
+    expect(mine).to_contain_text(name)
+    expect(mine).to_contain_text("100")
+    page.screenshot(path=site.shots / "leaderboard.png", full_page=True)
+
+
+def test_wrong_solution_shows_its_hint(page: Page) -> None:
+    register_via_ui(page, unique_name("learner"))
+    page.goto("/problems/204")
+    ready(page)
+    set_code(page, WRONG)
+    page.get_by_role("button", name="运行").click()
+    expect(page.get_by_test_id("summary")).to_be_visible(timeout=JUDGED_S)
+    expect(page.get_by_test_id("summary")).to_contain_text("答案错误")
+    hint = page.get_by_test_id("case-hint").first
+    expect(hint).to_be_visible()
+    expect(hint).to_contain_text("RMSNorm 的权重是零中心的")
+    # The wrong case's message says what was expected and what came back.
+    expect(page.locator("tr.case.v-WA").first).to_be_visible()
+    expect(page.get_by_test_id("case-message").first).not_to_be_empty()
+
+
+def test_syntax_error_marks_the_line(page: Page) -> None:
+    register_via_ui(page, unique_name("learner"))
+    page.goto("/problems/204")
+    ready(page)
+    broken = CORRECT.splitlines()
+    broken[9] = "    def broken(self x):"  # line 10
+    set_code(page, "\n".join(broken) + "\n")
+    page.get_by_role("button", name="运行").click()
+    expect(page.get_by_test_id("summary")).to_contain_text("无法加载", timeout=JUDGED_S)
+    marked = page.locator(".cm-error-line")
+    expect(marked).to_have_count(1)
+    expect(marked).to_have_attribute("data-error-line", "10")
+    expect(page.get_by_role("alert").filter(has_text="10")).to_be_visible()
+    # Editing clears the mark: it pointed at code that is gone.
+    marked.click()
+    page.keyboard.type("#")
+    expect(page.locator(".cm-error-line")).to_have_count(0)
+
+
+def test_language_switch(page: Page) -> None:
+    page.goto("/problems")
+    ready(page)
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    expect(page.get_by_role("heading", level=1)).to_have_text("题目")
+    page.get_by_test_id("language-switch").click()
+    ready(page)
+    assert page.locator("html").get_attribute("lang") == "en"
+    expect(page.get_by_role("heading", level=1)).to_have_text("Problems")
+    page.get_by_role("link", name="Zero-centred RMSNorm and gated RMSNorm").click()
+    ready(page)
+    expect(page.get_by_role("button", name="Run")).to_be_visible()
+    expect(page.locator(".statement h2").first).to_contain_text("What to implement")
+    page.get_by_test_id("language-switch").click()  # back to Chinese, on the same page
+    ready(page)
+    assert page.url.endswith("/problems/204")
+    expect(page.get_by_role("button", name="运行")).to_be_visible()
+
+
+def test_draft_survives_reload_and_another_browser(page: Page, browser: Browser, site: Site) -> None:
+    name = unique_name("learner")
+    register_via_ui(page, name)
+    page.goto("/problems/204")
+    ready(page)
+    draft = "# my draft\n" + CORRECT
+    set_code(page, draft)
+    wait_saved(page)
+    page.reload()
+    ready(page)
+    assert editor_text(page) == draft
+
+    other = browser.new_context(base_url=site.url)
+    elsewhere = other.new_page()
+    elsewhere.goto("/login?next=/problems/204")
+    log_in_via_ui(elsewhere, name)
+    elsewhere.wait_for_url("**/problems/204")
+    ready(elsewhere)
+    assert editor_text(elsewhere) == draft
+    other.close()
+
+    # Reset asks first: "no" keeps the draft, "yes" goes back to the starter.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="恢复初始代码").click()
+    assert editor_text(page) == draft
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="恢复初始代码").click()
+    assert editor_text(page) == read_204("starter.py")
+    wait_saved(page)
+    page.reload()
+    ready(page)
+    assert editor_text(page) == read_204("starter.py")
+
+
+def test_expired_session_keeps_the_code(page: Page) -> None:
+    name = unique_name("learner")
+    register_via_ui(page, name)
+    page.goto("/problems/204")
+    ready(page)
+    page.context.clear_cookies()  # the session is gone, as after expiry or a logout elsewhere
+    expect_console_errors(page, "status of 401")
+    mine = "# written after the session ended\n" + CORRECT
+    set_code(page, mine)
+    page.get_by_role("button", name="运行").click()
+    status = page.get_by_test_id("status")
+    expect(status).to_contain_text("未登录")
+    expect(page.locator("#save-state")).to_have_attribute("data-state", "error")
+    assert editor_text(page) == mine
+    # Logging in again brings the learner back to the same code, now saved on the server too.
+    status.get_by_role("link").click()
+    log_in_via_ui(page, name)
+    page.wait_for_url("**/problems/204")
+    ready(page)
+    assert editor_text(page) == mine
+    wait_saved(page)
+
+
+def test_rate_limit_says_so_and_keeps_the_code(page: Page) -> None:
+    register_via_ui(page, unique_name("learner"))
+    page.goto("/problems/204")
+    ready(page)
+    csrf = page.locator("meta[name=csrf-token]").get_attribute("content") or ""
+    for _ in range(SUBMITS_PER_USER):  # the learner's other tabs used up the allowance
+        res = page.request.post(
+            "/api/submissions",
+            data={"problem_id": "204", "code": "# quick\n", "mode": "run"},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert res.status == 202, res.text()
+    expect_console_errors(page, "status of 429")
+    mine = "# one more try\n" + CORRECT
+    set_code(page, mine)
+    page.get_by_role("button", name="运行").click()
+    expect(page.get_by_test_id("status")).to_contain_text("请求过于频繁")
+    assert editor_text(page) == mine
+    expect(page.get_by_role("button", name="运行")).to_be_enabled()
+
+
+def test_phone_layout_and_keyboard(browser: Browser, site: Site) -> None:
+    phone = browser.new_context(base_url=site.url, viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = phone.new_page()
+    page.goto("/problems/204")
+    ready(page)
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
+    page.screenshot(path=site.shots / "problem-phone.png", full_page=False)
+    # The first Tab reaches the skip link, which moves focus to the content.
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.className") == "skip-link"
+    # Every control has a name a screen reader can read out.
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll('a, button, input:not([type=hidden]), select, [role=tab]')]
+            .filter(el => !(el.getAttribute('aria-label') || (el.labels && el.labels.length)
+                            || el.textContent.trim()))
+            .map(el => el.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == []
+    phone.close()
+
+
+def test_settings_tokens_and_admin_pages(page: Page, site: Site) -> None:
+    admin = unique_name("admin")
+    created = subprocess.run(
+        [sys.executable, "-m", "judge", "admin", "create", admin, "--password-stdin"],
+        input=PASSWORD,
+        text=True,
+        capture_output=True,
+        env=site.env,
+        cwd=REPO_ROOT,
+        timeout=60,
+    )
+    assert created.returncode == 0, created.stderr
+    page.goto("/login")
+    log_in_via_ui(page, admin)
+    page.wait_for_url("**/problems")
+    page.goto("/settings")
+    ready(page)
+    page.get_by_label("名称").fill("my-laptop")
+    page.get_by_role("button", name="创建令牌").click()
+    token = page.get_by_test_id("token-value")
+    expect(token).not_to_be_empty()
+    assert token.inner_text().startswith("jdg_")
+    expect(page.get_by_test_id("tokens")).to_contain_text("my-laptop")
+    page.screenshot(path=site.shots / "settings.png", full_page=True)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="撤销 my-laptop").first.click()
+    expect(page.get_by_test_id("tokens")).not_to_contain_text("my-laptop")
+
+    page.goto("/admin")
+    ready(page)
+    row = page.locator("[data-testid=admin-problems] tr[data-problem='204']")
+    row.get_by_role("button", name="验证").click()
+    expect(
+        page.locator("[data-testid=admin-problems] tr[data-problem='204'] td.validation")
+    ).to_have_attribute("data-status", "sound", timeout=180_000)
+    expect(page.get_by_test_id("admin-users")).to_contain_text(admin)
+    page.screenshot(path=site.shots / "admin.png", full_page=True)

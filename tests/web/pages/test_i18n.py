@@ -1,0 +1,57 @@
+"""The Chinese catalogs cover every message of the pages and the front end, and nothing else."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+
+from judge.settings import REPO_ROOT
+from web.pages.i18n import CATALOG_DIR, js_messages, read_catalog, translations
+
+PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
+DOMAINS = {"messages": ("babel.cfg", ("_", "gettext")), "js": ("babel-js.cfg", ("t",))}
+
+
+def extracted(domain: str) -> set[str]:
+    config, keywords = DOMAINS[domain]
+    with (CATALOG_DIR / config).open() as f:
+        method_map, options_map = parse_mapping_cfg(f)
+    found = extract_from_dir(str(REPO_ROOT), method_map, options_map, keywords={k: None for k in keywords})
+    messages = {str(message) for _file, _line, message, _comments, _context in found}
+    assert messages, f"nothing extracted for {domain}: is {config} right?"
+    return messages
+
+
+@pytest.mark.parametrize("domain", sorted(DOMAINS))
+def test_catalog_matches_the_source(domain: str) -> None:
+    in_source = extracted(domain)
+    catalog = read_catalog("zh", domain)
+    in_catalog = {str(m.id) for m in catalog if m.id}
+    missing = sorted(in_source - in_catalog)
+    stale = sorted(in_catalog - in_source)
+    assert not missing, f"run `make i18n` and translate: {missing}"
+    assert not stale, f"run `make i18n` (these are no longer used): {stale}"
+
+
+@pytest.mark.parametrize("domain", sorted(DOMAINS))
+def test_every_message_is_translated_with_its_placeholders(domain: str) -> None:
+    problems = []
+    for message in read_catalog("zh", domain):
+        if not message.id:
+            continue
+        msgid, msgstr = str(message.id), str(message.string)
+        if not msgstr or message.fuzzy:
+            problems.append(f"untranslated: {msgid!r}")
+        elif sorted(PLACEHOLDER.findall(msgid)) != sorted(PLACEHOLDER.findall(msgstr)):
+            problems.append(f"placeholders differ: {msgid!r} -> {msgstr!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_languages_resolve() -> None:
+    assert translations("zh").gettext("Problems") == "题目"
+    assert translations("en").gettext("Problems") == "Problems"
+    assert js_messages("zh")["Accepted"] == "通过"
+    assert js_messages("en") == {}
