@@ -18,9 +18,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
-from starlette.routing import Mount
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.routing import Mount
 
 from tests.web.factories import (
     PASSWORD,

@@ -9,7 +9,6 @@ README's), else in a temporary folder.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
