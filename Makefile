@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup frontend serve test lint typecheck pytest validate i18n clean
+.PHONY: setup frontend serve test lint typecheck pytest validate i18n screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ validate: setup
 	$(BIN)/judge validate --all
 
 test: lint typecheck pytest
+
+# The README's screenshots, taken by the browser tests in Debian's Chromium.
+screenshots: setup frontend
+	JUDGE_SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q tests/web/pages/test_browser.py
 
 # Re-extract the UI's messages and merge them into the Chinese catalogs (then translate the new ones).
 I18N := web/i18n

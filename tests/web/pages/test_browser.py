@@ -192,6 +192,7 @@ def test_new_learner_solves_204(page: Page, site: Site) -> None:
     expect(page.get_by_test_id("summary-score")).to_contain_text("100 / 100", timeout=JUDGED_S)
     assert page.locator("tr.case").count() > PUBLIC_CASES  # hidden cases too
     expect(page.locator("tr.case .tag.hidden-tag").first).to_be_visible()
+    expect(page.get_by_test_id("problem-best")).to_have_text("100")
 
     # The submission has a page of its own, with the code read-only.
     page.locator("#status a").click()
@@ -227,6 +228,23 @@ def test_wrong_solution_shows_its_hint(page: Page) -> None:
     # The wrong case's message says what was expected and what came back.
     expect(page.locator("tr.case.v-WA").first).to_be_visible()
     expect(page.get_by_test_id("case-message").first).not_to_be_empty()
+
+    # The "My submissions" tab lists it; opening it shows its results and can load its code.
+    set_code(page, "# something else\n")
+    page.get_by_role("tab", name="我的提交").click()
+    item = page.get_by_test_id("history").locator("button.history-item")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("WA")
+    item.click()
+    expect(page.get_by_test_id("case-hint").first).to_be_visible()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="在编辑器中打开其代码").click()
+    assert editor_text(page) == WRONG
+    # Arrow keys move between the tabs (the ARIA tabs pattern).
+    page.get_by_role("tab", name="我的提交").focus()
+    page.keyboard.press("ArrowLeft")
+    expect(page.get_by_role("tab", name="题面")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#panel-statement")).to_be_visible()
 
 
 def test_syntax_error_marks_the_line(page: Page) -> None:

@@ -128,6 +128,8 @@ export async function initProblem(data) {
         h("a", { href: `/submissions/${sub.id}` }, t("Submission {id}", { id: sub.id }))
       );
       renderResults(results, sub, { onGoToLine: (n) => (editor.markLine(n), editor.focus()) });
+      const best = document.querySelector("[data-testid=problem-best]");
+      if (best && sub.mode === "submit" && !(Number(best.textContent) >= sub.score)) best.textContent = sub.score;
       const line = errorLine(sub);
       if (line) editor.markLine(line);
       if (history.loaded) loadHistory();
