@@ -214,7 +214,7 @@ def test_new_learner_solves_204(page: Page, site: Site) -> None:
     page.screenshot(path=site.shots / "leaderboard.png", full_page=True)
 
 
-def test_wrong_solution_shows_its_hint(page: Page) -> None:
+def test_wrong_solution_shows_its_hint(page: Page, site: Site) -> None:
     register_via_ui(page, unique_name("learner"))
     page.goto("/problems/204")
     ready(page)
@@ -228,6 +228,8 @@ def test_wrong_solution_shows_its_hint(page: Page) -> None:
     # The wrong case's message says what was expected and what came back.
     expect(page.locator("tr.case.v-WA").first).to_be_visible()
     expect(page.get_by_test_id("case-message").first).not_to_be_empty()
+    page.locator("tr.case.v-WA").first.scroll_into_view_if_needed()
+    page.screenshot(path=site.shots / "problem-hint.png")
 
     # The "My submissions" tab lists it; opening it shows its results and can load its code.
     set_code(page, "# something else\n")
