@@ -204,7 +204,13 @@ EDGE_VALUES: list[Any] = [
 NOT_STORED = {"password"}
 # A valid body per operation that takes one; each field in turn is replaced by each edge value.
 BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
-    ("POST", "/api/auth/register"): lambda _name: {"username": unique_name("edge"), "password": PASSWORD},
+    ("POST", "/api/auth/register"): lambda _name: {
+        "username": unique_name("edge"),
+        "password": PASSWORD,
+        "language": "en",
+    },
+    ("PATCH", "/api/me"): lambda _name: {"language": "zh"},
+    ("PUT", "/api/problems/{problem_id}/draft"): lambda _name: {"code": "x = 1\n"},
     ("POST", "/api/auth/token"): lambda name: {"username": name, "password": PASSWORD, "name": "edge"},
     ("POST", "/api/auth/login"): lambda name: {"username": name, "password": PASSWORD},
     ("POST", "/api/me/tokens"): lambda _name: {"name": "edge"},
@@ -212,7 +218,7 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
 }
 # Error codes of callers refused before their input is read: who they are decides, not what they sent.
 REFUSED = {"login_required", "admin_only"}
-PATH_DEFAULTS = {"submission_id": "1", "token_id": "1", "problem_id": "204"}
+PATH_DEFAULTS = {"submission_id": "1", "token_id": "1", "problem_id": "204", "validation_id": "1"}
 
 
 def _in_path(value: Any) -> str | None:
