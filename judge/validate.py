@@ -27,6 +27,15 @@ from judge.statement import problems_in
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
 
+# The bar a package must clear before learners see it (docs/authoring.md says why): enough
+# public cases to learn from, enough hidden ones that passing means the work is right, a second
+# correct formulation (so the cases do not demand the reference's exact ops), and enough known
+# mistakes that the hints cover what learners really get wrong.
+MIN_PUBLIC = 2
+MIN_HIDDEN = 6
+MIN_ACCEPTED = 1
+MIN_WRONG = 3
+
 
 @dataclass
 class Check:
@@ -39,6 +48,8 @@ class Check:
 class Validation:
     path: str
     checks: list[Check] = field(default_factory=list)
+    # What the package holds: public and hidden cases, accepted and wrong solutions.
+    counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -49,7 +60,12 @@ class Validation:
         return ok
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+        return {
+            "path": self.path,
+            "ok": self.ok,
+            "counts": self.counts,
+            "checks": [asdict(c) for c in self.checks],
+        }
 
 
 def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> Validation:
@@ -91,6 +107,13 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
         + ("" if wrong else "; add known mistakes under solutions/wrong/ (module docstring = hint)")
         + "".join(f"; {w.name} has no docstring hint" for w in wrong if not w.hint()),
     )
+    v.counts = {
+        "public": sum(c.public for c in cases),
+        "hidden": sum(not c.public for c in cases),
+        "accepted": len(accepted),
+        "wrong": len(wrong),
+    }
+    _check_coverage(v)
 
     files = [problem.reference, problem.starter, *accepted, *wrong]
     names = [c.name for c in cases]
@@ -139,6 +162,24 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
         else:
             _check_wrong(v, f, cases, results, run, expected)
     return v
+
+
+def _check_coverage(v: Validation) -> None:
+    n = v.counts
+    short = [
+        f"{what}: {have} < {need}"
+        for what, have, need in (
+            ("public cases", n["public"], MIN_PUBLIC),
+            ("hidden cases", n["hidden"], MIN_HIDDEN),
+            ("accepted alternatives (solutions/accepted/)", n["accepted"], MIN_ACCEPTED),
+            ("wrong solutions (solutions/wrong/)", n["wrong"], MIN_WRONG),
+        )
+        if have < need
+    ]
+    summary = (
+        f"{n['public']} public and {n['hidden']} hidden cases, {n['accepted']} accepted, {n['wrong']} wrong"
+    )
+    v.add("coverage", not short, summary + ("" if not short else "; too few " + "; ".join(short)))
 
 
 def _source(f: SolutionFile) -> SolutionSource:

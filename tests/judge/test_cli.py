@@ -72,9 +72,19 @@ def test_bad_input_gets_a_clear_error(env: dict[str, str], tmp_path: Path) -> No
 
 
 def test_validate_all_shipped_packages(env: dict[str, str]) -> None:
-    res = judge_cli(env, "validate", "--all", "--backend", "local")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "NOT SOUND" not in res.stdout
+    """The problem set's bar: every package sound, each wrong solution caught with its own hint and
+    each accepted alternative passing (validate checks both), and at least 13 packages."""
+    res = judge_cli(env, "validate", "--all", "--backend", "local", "--json")
+    results = json.loads(res.stdout)
+    unsound = {Path(r["path"]).name: [c for c in r["checks"] if not c["ok"]] for r in results if not r["ok"]}
+    assert not unsound and res.returncode == 0, json.dumps(unsound, ensure_ascii=False, indent=1)
+    assert len(results) >= 13, [Path(r["path"]).name for r in results]
+    for r in results:
+        passed = {c["name"] for c in r["checks"] if c["ok"]}
+        wrong = [n for n in passed if n.startswith("wrong/")]
+        accepted = [n for n in passed if n.startswith("accepted/")]
+        assert len(wrong) == r["counts"]["wrong"] >= 3 and len(accepted) == r["counts"]["accepted"] >= 1, r
+        assert r["counts"]["public"] >= 2 and r["counts"]["hidden"] >= 6, r
 
 
 def test_new_scaffold_is_guided_by_validate(env: dict[str, str], tmp_path: Path) -> None:
