@@ -80,11 +80,16 @@ def describe_failure(
     finite = torch.isfinite(e64) & torch.isfinite(g64)
     if bool(finite.any()):
         abs_err = (g64 - e64).abs().masked_fill(~finite, 0.0)
-        rel_err = (abs_err / e64.abs().clamp_min(torch.finfo(torch.float64).tiny)).masked_fill(~finite, 0.0)
+        # Relative error only where the reference is not 0: dividing by the smallest float
+        # printed "4.49e+307" for a tiny error next to an expected 0, which told nobody anything.
+        nonzero = finite & (e64 != 0)
+        rel_err = torch.where(nonzero, abs_err / e64.abs().masked_fill(~nonzero, 1.0), 0.0)
         worst = int(abs_err.argmax())
+        rel = (
+            f"max rel err {fmt_value(float(rel_err.max()))}" if bool(nonzero.any()) else "the reference is 0"
+        )
         lines.append(
-            f"max abs err {fmt_value(float(abs_err[worst]))} at {fmt_index(worst, expected.shape)}; "
-            f"max rel err {fmt_value(float(rel_err.max()))}"
+            f"max abs err {fmt_value(float(abs_err[worst]))} at {fmt_index(worst, expected.shape)}; {rel}"
         )
     if extra:
         lines.append(extra)

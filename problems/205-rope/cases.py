@@ -21,6 +21,13 @@ matrix, and everything in float64):
 - bf16 output at positions above 30000 with the learner's own table: the angle drift above
   moves up to 4% of elements, max abs error 0.031 (1 ulp at |y| >= 4), so this case uses a
   tolerance (atol 5e-2, rtol 1.6e-2) instead of ulps; mistakes are off by 10 or more.
+- Edge shapes (head_dim 2 and 6, one token, batch 1; the learner's own tables only up to
+  position 4) and inputs_unchanged, default fp32 tolerance: correct formulations differ from
+  the reference by at most 4.8e-7 on |y| up to 5.5 (complex multiplication and float64; the
+  others are bit-identical), the small tables by at most 6e-8: under 5% of the tolerance.
+  bf16 angles are 1.9e-3 off even in these small tables; the other mistakes are off by order
+  one. The *_unchanged flags are booleans and compared exactly; only writing into the input
+  (which for fp32 x is what x.float() returns) flips x_unchanged.
 """
 
 import torch
@@ -53,7 +60,7 @@ def frequencies_table(impl, rng):
     return {"cos": cos, "sin": sin, "cos_theta1e6": cos6, "sin_theta1e6": sin6}
 
 
-@case(points=10, checker=LONG_TABLE)
+@case(points=8, checker=LONG_TABLE)
 def frequencies_long_context(impl, rng):
     """位置 30000 以上的表行：角度必须在 fp32 中计算 / table rows past position 30000: angles must be fp32"""
     cos, sin = impl.rope_frequencies(128, 40960)
@@ -80,7 +87,7 @@ def apply_bf16(impl, rng):
     return {"y": impl.apply_rope(x, cos, sin, torch.arange(16))}
 
 
-@case(points=10, public=True)
+@case(points=8)
 def prefill_chunk_offset(impl, rng):
     """分块预填充：位置从 5 开始；q 有 4 个头，k 有 2 个头（GQA）/
     a prefill chunk starting at position 5; q with 4 heads, k with 2 (GQA)"""
@@ -91,7 +98,7 @@ def prefill_chunk_offset(impl, rng):
     return {"q": impl.apply_rope(q, cos, sin, positions), "k": impl.apply_rope(k, cos, sin, positions)}
 
 
-@case(points=10, checker=BF16_APPLY)
+@case(points=8, checker=BF16_APPLY)
 def decode_step_batched(impl, rng):
     """KV cache 解码一步：每条序列在各自的位置；左填充的 (batch, seq) 位置 /
     one KV-cache decode step, each sequence at its own position; left-padded (batch, seq) positions"""
@@ -100,12 +107,15 @@ def decode_step_batched(impl, rng):
         rng.normal(3, 1, 4, 64, std=2.0, dtype=torch.bfloat16), cos, sin, torch.tensor([[17], [3], [100]])
     )
     padded = impl.apply_rope(
-        rng.normal(2, 4, 2, 64, std=2.0, dtype=torch.bfloat16), cos, sin, torch.tensor([[0, 0, 1, 2], [0, 1, 2, 3]])
+        rng.normal(2, 4, 2, 64, std=2.0, dtype=torch.bfloat16),
+        cos,
+        sin,
+        torch.tensor([[0, 0, 1, 2], [0, 1, 2, 3]]),
     )
     return {"step": step, "left_padded": padded}
 
 
-@case(points=10, checker=allclose(rtol=1e-5, atol=1e-5), checkers={"bf16": BF16_APPLY})
+@case(points=8, checker=allclose(rtol=1e-5, atol=1e-5), checkers={"bf16": BF16_APPLY})
 def partial_rotary(impl, rng):
     """部分旋转：表宽 8、head_dim 32，只旋转前 8 个特征，其余原样 /
     partial rotary: an 8-wide table on head_dim 32 rotates the first 8 features and copies the rest"""
@@ -117,7 +127,7 @@ def partial_rotary(impl, rng):
     return {"y": y, "bf16_tail_unchanged": bool(torch.equal(yb[..., 8:], xb[..., 8:])), "bf16": yb}
 
 
-@case(points=10, checkers={"grads": allclose(rtol=1e-5, atol=1e-5)})
+@case(points=8, checkers={"grads": allclose(rtol=1e-5, atol=1e-5)})
 def backward(impl, rng):
     """反向传播：对 x 的梯度（旋转的逆）/ gradient with respect to x (the inverse rotation)"""
     cos, sin = _table(32, 64)
@@ -128,10 +138,44 @@ def backward(impl, rng):
     return {"y": y, "grads": {"x": x.grad}}
 
 
+@case(points=8)
+def edge_shapes(impl, rng):
+    """边界形状：batch 1、单个 token、奇数个头、head_dim 2（只有一对）和 6（半宽为奇数）/
+    edge shapes: batch 1, one token, an odd number of heads, head_dim 2 (a single pair) and 6 (an odd half)"""
+    cos2, sin2 = _table(2, 16)
+    cos6, sin6 = _table(6, 16)
+    return {
+        "tables_d2_len1": impl.rope_frequencies(2, 1),
+        "tables_d6": impl.rope_frequencies(6, 5),
+        "one_token_d2": impl.apply_rope(rng.normal(1, 1, 5, 2, std=2.0), cos2, sin2, torch.tensor([9])),
+        "batch1_d6": impl.apply_rope(rng.normal(1, 7, 3, 6, std=2.0), cos6, sin6, torch.arange(3, 10)),
+    }
+
+
+@case(points=6)
+def inputs_unchanged(impl, rng):
+    """apply_rope 不能改动传入的 x、cos/sin 表和 positions（fp32 的 x.float() 不是副本）/
+    apply_rope must not modify x, the tables or positions (for fp32 x, x.float() is not a copy)"""
+    cos, sin = _table(16, 32)
+    x = rng.normal(2, 5, 3, 16)
+    positions = torch.arange(4, 9)
+    before = [t.clone() for t in (x, cos, sin, positions)]
+    y = impl.apply_rope(x, cos, sin, positions)
+    x_same, cos_same, sin_same, pos_same = (
+        bool(torch.equal(a, b)) for a, b in zip((x, cos, sin, positions), before, strict=True)
+    )
+    return {
+        "y": y,
+        "x_unchanged": x_same,
+        "tables_unchanged": cos_same and sin_same,
+        "positions_unchanged": pos_same,
+    }
+
+
 # ---------------------------------------------------------------- both together
 
 
-@case(points=10, checker=allclose(rtol=1.6e-2, atol=5e-2))
+@case(points=8, checker=allclose(rtol=1.6e-2, atol=5e-2))
 def long_context_bf16(impl, rng):
     """bf16 的 q 在 30000 以上的位置，用你自己的表 /
     bf16 queries at positions past 30000, with your own table"""
@@ -141,7 +185,7 @@ def long_context_bf16(impl, rng):
     return {"y": impl.apply_rope(x, cos, sin, positions)}
 
 
-@case(points=10, checker=allclose(rtol=1e-3, atol=5e-3))
+@case(points=8, checker=allclose(rtol=1e-3, atol=5e-3))
 def relative_position(impl, rng):
     """q·k 只取决于位置差：把 q、k 的位置同时平移 1500，注意力分数不变 /
     q·k depends only on the offset: shifting both q and k by 1500 leaves the scores unchanged"""

@@ -3,7 +3,9 @@
 import torch
 
 
-def rope_frequencies(head_dim: int, max_pos: int, theta: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_frequencies(
+    head_dim: int, max_pos: int, theta: float = 10000.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     if head_dim % 2:
         raise ValueError("head_dim must be even: features are rotated in pairs")
     # Everything in fp32: an angle of 30000 needs fp32's 24 bits; bf16 would be off by whole radians.
@@ -20,7 +22,9 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-x2, x1], dim=-1)
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def apply_rope(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor:
     # x: (batch, seq, heads, head_dim); positions: (seq,) or (batch, seq).
     # The gathered rows get a heads axis of size 1 so that every head uses the same angles.
     c = cos[positions].float().unsqueeze(-2)

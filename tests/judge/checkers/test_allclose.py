@@ -47,3 +47,13 @@ def test_inf_must_match_in_place_and_sign() -> None:
 def test_negative_tolerance_is_refused() -> None:
     with pytest.raises(ValueError):
         allclose(rtol=-1.0)
+
+
+def test_relative_error_leaves_out_an_expected_zero() -> None:
+    """An error next to an expected 0 once printed 'max rel err 4.49e+307'."""
+    check = allclose(rtol=1e-5, atol=1e-8)
+    mismatch = check.check("y", torch.tensor([0.0, 2.0]), torch.tensor([1e-3, 3.0]))
+    assert mismatch is not None
+    assert "max rel err 0.5" in mismatch.message and "e+307" not in mismatch.message
+    mismatch = check.check("y", torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
+    assert mismatch is not None and "the reference is 0" in mismatch.message

@@ -6,7 +6,9 @@ import torch
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
     half = head_dim // 2
     # theta^(-2i/d) written as one power with a negative exponent.
-    inv_freq = torch.pow(torch.tensor(theta, dtype=torch.float32), -2.0 * torch.arange(half, dtype=torch.float32) / head_dim)
+    inv_freq = torch.pow(
+        torch.tensor(theta, dtype=torch.float32), -2.0 * torch.arange(half, dtype=torch.float32) / head_dim
+    )
     angles = torch.arange(max_pos, dtype=torch.float32)[:, None] * inv_freq[None, :]
     unit = torch.polar(torch.ones_like(angles), angles)  # cos + i sin
     return torch.cat([unit.real, unit.real], dim=-1), torch.cat([unit.imag, unit.imag], dim=-1)

@@ -1,0 +1,165 @@
+"""Cases for problem 208. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU against four other correct formulations (einsum
+with a finfo.min fill and empty rows zeroed afterwards, an online softmax over blocks of four
+keys, an additive 0/-inf bias with empty rows replaced by torch.where, and float64 throughout):
+- fp32 outputs and gradients (FP32): up to length 9 the formulations differ from the reference
+  by at most 8.3e-7 (values up to 3.7); at length 96 by at most 3.0e-6 (outputs and gradients
+  up to 4.6). rtol 1e-5 with atol 2e-5 leaves a margin of six or more; every mistake is off by
+  0.1 or more, or NaN.
+- large_logits, "y": q and k of std 100 give scores of std 1e4. In every row the best visible
+  key leads the runner-up by at least 243, so the weights are one-hot in fp32 and all correct
+  formulations agree bit for bit. In 7 of the 52 rows with both kinds of key, a masked key
+  scores more than 1e4 above the best visible one, which is what defeats a -1e4 bias.
+- large_logits, "hundreds": scores of std 144, top-two gap at least 1.5, correct formulations
+  within 4.8e-7. Masked keys lead the visible maximum by 1.3 to 384 in 31 rows, some beyond
+  what fp32's exp can bridge (about 104), which separates "mask after softmax" with and without
+  renormalising.
+- bf16 (BF16): the values are shifted into [0.5, 3.5], so every output is a weighted average
+  well away from 0. In a stress run (300 random shapes, 1.9M outputs) every correct fp32
+  formulation stays within 1 ulp of the reference and differs on at most 1.1e-5 of the
+  elements. (With zero-mean values, outputs near 0 differ by up to 30 ulps of their tiny
+  size on about 1e-5 of elements, hence the shift.) Rounding the weights to bf16 before
+  multiplying by v (transformers' eager recipe) moves 12-16% of the outputs by 1 ulp; doing
+  everything in bf16 moves 16-21% by up to 2 ulps. Hence at most 1 ulp on at most 1%.
+"""
+
+import torch
+
+from judge.casekit import case
+from judge.checkers import allclose, exact, ulp
+
+FP32 = allclose(rtol=1e-5, atol=2e-5)
+BF16 = ulp(max_ulps=1, max_fraction=0.01)
+
+
+def _qkv(rng, *shape, std=1.0, dtype=torch.float32, v_shift=0.0):
+    # Queries and keys a bit larger than unit size, so that the softmax is neither flat nor one-hot.
+    q = rng.normal(*shape, std=std, dtype=dtype)
+    k = rng.normal(*shape, std=std, dtype=dtype)
+    if v_shift:
+        # Values in [v_shift - 1.5, v_shift + 1.5]: every output is then a weighted average far
+        # from 0, where one bf16 ulp dwarfs fp32 rounding differences (see the top).
+        v = (rng.normal(*shape).clamp(-1.5, 1.5) + v_shift).to(dtype)
+    else:
+        v = rng.normal(*shape, dtype=dtype)
+    return q, k, v
+
+
+def _left_padded(lengths, seq):
+    # Left padding as in batched generation: the real tokens of each row sit at the end.
+    mask = torch.zeros(len(lengths), seq, dtype=torch.bool)
+    for row, n in enumerate(lengths):
+        if n:
+            mask[row, seq - n :] = True
+    return mask
+
+
+@case(points=10, public=True, checker=FP32)
+def causal_fp32(impl, rng):
+    """fp32 的因果注意力，无填充掩码 / fp32 causal attention without a padding mask"""
+    q, k, v = _qkv(rng, 2, 3, 7, 16, std=1.5)
+    return {"y": impl.attention(q, k, v)}
+
+
+@case(points=10, public=True, checker=FP32)
+def left_padding(impl, rng):
+    """左填充：掩码去掉的是键；没有可见键的查询（填充位置）输出 0 /
+    left padding: the mask removes keys; a query with no visible key (a padded position) outputs 0"""
+    q, k, v = _qkv(rng, 3, 2, 6, 8, std=1.5)
+    mask = _left_padded([6, 4, 1], 6)
+    return {"y": impl.attention(q, k, v, mask)}
+
+
+@case(points=10, public=True, checker=BF16)
+def bf16_inputs(impl, rng):
+    """bf16 的 q、k、v：在 fp32 中计算，输出为 bf16 / bf16 q, k, v: computed in fp32, returned as bf16"""
+    q, k, v = _qkv(rng, 2, 4, 16, 32, std=1.5, dtype=torch.bfloat16, v_shift=2.0)
+    return {"y": impl.attention(q, k, v)}
+
+
+@case(points=5, checker=FP32)
+def single_token(impl, rng):
+    """长度为 1 的序列、batch 为 1：输出就是 v；被填充的唯一 token 输出 0 /
+    a sequence of length 1 in a batch of 1: the output is v; a lone padded token outputs 0"""
+    q, k, v = _qkv(rng, 1, 2, 1, 8, std=1.5)
+    return {
+        "y": impl.attention(q, k, v),
+        "real": impl.attention(q, k, v, torch.tensor([[True]])),
+        "padded": impl.attention(q, k, v, torch.tensor([[False]])),
+    }
+
+
+@case(points=10, checker=FP32)
+def odd_head_dim(impl, rng):
+    """head_dim = 7、长度 9：缩放因子是 1/√7 / head_dim 7 and length 9: the scale is 1/√7"""
+    q, k, v = _qkv(rng, 2, 3, 9, 7, std=1.5)
+    mask = _left_padded([9, 5], 9)
+    return {"y": impl.attention(q, k, v), "padded": impl.attention(q, k, v, mask)}
+
+
+@case(points=5, checker=FP32)
+def mask_patterns(impl, rng):
+    """其他掩码：全为 True（与不传相同）、右填充、中间有空洞、整行都是填充 /
+    other masks: all True (same as none), right padding, a hole in the middle, a row that is all padding"""
+    q, k, v = _qkv(rng, 4, 2, 6, 8, std=1.5)
+    mask = torch.tensor(
+        [
+            [True] * 6,
+            [True, True, True, True, False, False],
+            [True, True, False, False, True, True],
+            [False] * 6,
+        ]
+    )
+    return {"all_true": impl.attention(q[:1], k[:1], v[:1], mask[:1]), "y": impl.attention(q, k, v, mask)}
+
+
+@case(points=10, checker=FP32)
+def large_logits(impl, rng):
+    """数万量级的注意力分数：须减去行最大值；被屏蔽的键须完全去掉（-1e4 不够）/
+    scores in the tens of thousands: subtract the row maximum, and remove masked keys completely (-1e4 is not enough)"""
+    q, k, v = _qkv(rng, 2, 4, 8, 16, std=100.0)
+    mask = _left_padded([8, 6], 8)
+    # Scores in the hundreds: a masked key may lead the visible ones by a little or by more
+    # than fp32's exp can bridge (about 104), which tells the two ways of masking late apart.
+    qm, km, vm = _qkv(rng, 2, 4, 8, 16, std=12.0)
+    return {"y": impl.attention(q, k, v, mask), "hundreds": impl.attention(qm, km, vm, mask)}
+
+
+@case(points=15, checker=FP32, checkers={"grads": FP32})
+def backward(impl, rng):
+    """反向传播：对 q、k、v 的梯度，含没有可见键的行（梯度不能是 NaN）/
+    gradients with respect to q, k and v, with rows that see no key (no NaN gradients)"""
+    q, k, v = (t.requires_grad_(True) for t in _qkv(rng, 2, 2, 5, 8, std=1.5))
+    y = impl.attention(q, k, v, _left_padded([5, 3], 5))
+    y.backward(rng.normal(2, 2, 5, 8))
+    return {"y": y, "grads": {"q": q.grad, "k": k.grad, "v": v.grad}}
+
+
+@case(points=5, checker=exact(), checkers={"y": FP32})
+def inputs_untouched(impl, rng):
+    """q、k、v 和掩码不能被原地修改 / q, k, v and the mask must not be modified in place"""
+    q, k, v = _qkv(rng, 2, 2, 5, 8, std=1.5)
+    mask = _left_padded([5, 2], 5)
+    before = [t.clone() for t in (q, k, v, mask)]
+    y = impl.attention(q, k, v, mask)
+    after = (q, k, v, mask)
+    names = ("q", "k", "v", "padding_mask")
+    flags = {f"{n}_unchanged": bool(torch.equal(a, b)) for n, a, b in zip(names, before, after, strict=True)}
+    return {"y": y, **flags}
+
+
+@case(points=10, checker=BF16)
+def bf16_padded_long(impl, rng):
+    """bf16、长度 48 并带左填充 / bf16, length 48, with left padding"""
+    q, k, v = _qkv(rng, 2, 2, 48, 64, std=1.5, dtype=torch.bfloat16, v_shift=2.0)
+    return {"y": impl.attention(q, k, v, _left_padded([48, 30], 48))}
+
+
+@case(points=10, checker=FP32, checkers={"grads": FP32})
+def long_sequence(impl, rng):
+    """fp32、长度 96 并带左填充，以及反向传播 / fp32, length 96 with left padding, and backward"""
+    q, k, v = (t.requires_grad_(True) for t in _qkv(rng, 2, 2, 96, 32, std=1.5))
+    y = impl.attention(q, k, v, _left_padded([96, 61], 96))
+    y.backward(rng.normal(2, 2, 96, 32))
+    return {"y": y, "grads": {"q": q.grad, "k": k.grad, "v": v.grad}}

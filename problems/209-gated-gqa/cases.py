@@ -1,0 +1,140 @@
+"""Cases for problem 209. Each returns observations; the judge compares them with the reference's.
+
+Every case loads the same weights into the learner's module by parameter name (_layer), and
+builds the cos/sin tables itself, so only the layer's wiring is under test.
+
+Checker choices, measured on torch 2.13 CPU against four other correct formulations (grouped
+einsum without repeated kv heads, F.linear + F.rms_norm + complex-number RoPE + expanded kv
+heads, transformers' Qwen3-Next eager order, and float64 throughout):
+- fp32 outputs (FP32): at most 6.0e-7 from the reference (outputs up to 2.1); gradients at
+  most 1.6e-6 (up to 8.3, the q_proj gradient being the worst). rtol = atol = 1e-5 leaves a
+  margin of six or more. The mistakes are off by 0.09 (norm after RoPE, the smallest) to 2.
+- bf16 output (BF16): fp32-inside formulations agree with the reference to 1 ulp in this case;
+  transformers' order (RoPE products, softmax weights and gate in bf16) is 7.8e-3 off here,
+  float64-with-one-rounding 1.2e-2. Over a stress run (40 seeds, four shapes up to 16 tokens
+  and 6 heads) the worst excess over 1.6e-2·|expected| is 2.6e-2 (transformers' order) and
+  1.1e-2 (float64), hence atol 5e-2. Every wiring mistake except "norm after RoPE" is off by
+  0.26 or more here (most by more than 1); that one (0.07 here) is caught by the fp32 cases.
+- The parameter table compares names, shapes and the zero initial norm weights exactly.
+"""
+
+import torch
+
+from judge.casekit import case, load_params
+from judge.checkers import allclose, exact
+
+FP32 = allclose(rtol=1e-5, atol=1e-5)
+BF16 = allclose(rtol=1.6e-2, atol=5e-2)
+GRADS = allclose(rtol=1e-5, atol=1e-5)
+
+
+def _table(rotary_dim, seq, theta=10000.0):
+    # The cos/sin tables of problem 205 for positions 0..seq-1, built here so that every
+    # solution gets the same ones.
+    inv_freq = 1.0 / theta ** (torch.arange(0, rotary_dim, 2, dtype=torch.float32) / rotary_dim)
+    angles = torch.outer(torch.arange(seq, dtype=torch.float32), inv_freq)
+    emb = torch.cat([angles, angles], dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def _layer(impl, rng, dim, n_heads, n_kv_heads, head_dim, dtype=torch.float32, **kwargs):
+    """A layer with trained-looking weights, loaded by name so every solution gets the same ones."""
+    m = impl.GatedAttention(dim, n_heads, n_kv_heads, head_dim, **kwargs)
+    load_params(
+        m,
+        **{
+            "q_proj.weight": rng.normal(n_heads * head_dim * 2, dim, std=dim**-0.5),
+            "k_proj.weight": rng.normal(n_kv_heads * head_dim, dim, std=dim**-0.5),
+            "v_proj.weight": rng.normal(n_kv_heads * head_dim, dim, std=dim**-0.5),
+            "o_proj.weight": rng.normal(dim, n_heads * head_dim, std=(n_heads * head_dim) ** -0.5),
+            # Scales of (1 + w) around 1.5: peaked attention, and (1 + w) far from w.
+            "q_norm.weight": rng.normal(head_dim, std=0.3, mean=0.5),
+            "k_norm.weight": rng.normal(head_dim, std=0.3, mean=0.5),
+        },
+    )
+    return m.to(dtype)
+
+
+def _run(impl, rng, batch, seq, dim, n_heads, n_kv_heads, head_dim, rotary_dim, dtype=torch.float32):
+    m = _layer(impl, rng, dim, n_heads, n_kv_heads, head_dim, dtype)
+    cos, sin = _table(rotary_dim, seq)
+    x = rng.normal(batch, seq, dim, dtype=dtype)
+    return m(x, cos, sin)
+
+
+@case(points=10, public=True, checker=exact())
+def parameters(impl, rng):
+    """参数名与形状（没有偏置）；q_norm、k_norm 的 weight 初始为 0 /
+    parameter names and shapes (no biases); q_norm and k_norm weights start at zero"""
+    gqa = impl.GatedAttention(48, 4, 2, 16)
+    mqa = impl.GatedAttention(32, 6, 1, 8, eps=1e-5)
+    norms = {n: p.detach().clone() for n, p in gqa.named_parameters() if n.endswith("norm.weight")}
+    return {
+        "gqa_shapes": {n: tuple(p.shape) for n, p in gqa.named_parameters()},
+        "mqa_shapes": {n: tuple(p.shape) for n, p in mqa.named_parameters()},
+        "norm_init": norms,
+    }
+
+
+@case(points=15, public=True, checker=FP32)
+def gqa_fp32(impl, rng):
+    """fp32，8 个查询头共用 2 个 kv 头，只旋转每个头的前 8 维 /
+    fp32, 8 query heads sharing 2 kv heads, rotating the first 8 features of each head"""
+    return {"y": _run(impl, rng, 2, 7, 48, 8, 2, 16, 8)}
+
+
+@case(points=10, public=True, checker=BF16)
+def gqa_bf16(impl, rng):
+    """bf16 的权重与输入：输出为 bf16 / bf16 weights and input: the output is bf16"""
+    return {"y": _run(impl, rng, 2, 9, 64, 4, 2, 32, 8, dtype=torch.bfloat16)}
+
+
+@case(points=10, checker=FP32)
+def mha(impl, rng):
+    """n_kv_heads == n_heads：每个查询头有自己的 kv 头 / n_kv_heads == n_heads: every query head has its own kv head"""
+    return {"y": _run(impl, rng, 2, 6, 40, 4, 4, 8, 4)}
+
+
+@case(points=10, checker=FP32)
+def mqa(impl, rng):
+    """n_kv_heads == 1（MQA）：所有查询头共用一个 kv 头 / n_kv_heads == 1 (MQA): all query heads share one kv head"""
+    return {"y": _run(impl, rng, 2, 6, 40, 6, 1, 8, 4)}
+
+
+@case(points=10, checker=FP32)
+def wide_groups(impl, rng):
+    """每组 4 个查询头、dim 等于 n_heads·head_dim / groups of 4 query heads, with dim equal to n_heads·head_dim"""
+    return {"y": _run(impl, rng, 1, 8, 64, 8, 2, 8, 4)}
+
+
+@case(points=5, checker=FP32)
+def single_token(impl, rng):
+    """batch 1、长度 1：只能看自己，输出是 o_proj(sigmoid(gate)·v) /
+    batch 1, length 1: the token sees only itself, the output is o_proj(sigmoid(gate)·v)"""
+    return {"y": _run(impl, rng, 1, 1, 24, 4, 2, 8, 4)}
+
+
+@case(points=5, checker=FP32)
+def full_rotary(impl, rng):
+    """表宽等于 head_dim：整个头都旋转 / a table as wide as head_dim: the whole head rotates"""
+    return {"y": _run(impl, rng, 2, 5, 32, 4, 2, 8, 8)}
+
+
+@case(points=10, checker=FP32)
+def eps_reaches_norms(impl, rng):
+    """eps 要传给 q_norm 和 k_norm：eps = 0.5 时结果明显不同 / eps must reach q_norm and k_norm: with eps = 0.5 the result changes visibly"""
+    m = _layer(impl, rng, 32, 4, 2, 8, eps=0.5)
+    cos, sin = _table(4, 6)
+    return {"y": m(rng.normal(2, 6, 32), cos, sin)}
+
+
+@case(points=15, checker=FP32, checkers={"grads": GRADS})
+def backward(impl, rng):
+    """反向传播：对 x 和全部六个参数的梯度 / gradients with respect to x and all six parameters"""
+    m = _layer(impl, rng, 24, 4, 2, 8)
+    cos, sin = _table(4, 5)
+    x = rng.normal(2, 5, 24).requires_grad_(True)
+    y = m(x, cos, sin)
+    y.backward(rng.normal(2, 5, 24))
+    grads = {n: p.grad for n, p in m.named_parameters()}
+    return {"y": y, "grads": {"x": x.grad, **grads}}

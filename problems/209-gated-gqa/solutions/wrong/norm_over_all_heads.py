@@ -1,0 +1,70 @@
+"""QK-Norm 是按头做的：每个头的 head_dim 个特征单独算自己的均方根。你在整个投影（n_heads·head_dim 个特征）上算了一个均方根，大小不同的头被同一个数缩放，各头的分数尺度就不再受控了。
+QK-norm works per head: each head's head_dim features get their own root mean square. You took one over the whole projection (n_heads·head_dim features), so heads of different size share one scale and each head's scores are no longer kept in range."""
+
+import math
+
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        xf = x.float()
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (y * (1.0 + self.weight.float())).to(x.dtype)
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([-x2, x1], dim=-1)
+
+
+def apply_rope(x, cos, sin):
+    r = cos.shape[-1]
+    xf = x.float()
+    x_rot, x_pass = xf[..., :r], xf[..., r:]
+    return torch.cat([x_rot * cos + rotate_half(x_rot) * sin, x_pass], dim=-1).to(x.dtype)
+
+
+class GatedAttention(nn.Module):
+    def __init__(self, dim, n_heads, n_kv_heads, head_dim, eps=1e-6):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, head_dim
+        self.q_proj = nn.Linear(dim, n_heads * head_dim * 2, bias=False)
+        self.k_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(n_heads * head_dim, dim, bias=False)
+        self.q_norm = RMSNorm(head_dim, eps)
+        self.k_norm = RMSNorm(head_dim, eps)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        h, kvh, d = self.n_heads, self.n_kv_heads, self.head_dim
+        q, gate = self.q_proj(x).view(b, t, h, 2 * d).split(d, dim=-1)
+        gate = gate.reshape(b, t, h * d)
+        k = self.k_proj(x).view(b, t, kvh, d)
+        v = self.v_proj(x).view(b, t, kvh, d).transpose(1, 2)
+        q = q.reshape(b, t, h * d).float()
+        q = q * torch.rsqrt(q.pow(2).mean(-1, keepdim=True) + self.q_norm.eps)
+        q = (q.view(b, t, h, d) * (1.0 + self.q_norm.weight.float())).to(x.dtype)
+        kf = k.reshape(b, t, kvh * d).float()
+        kf = kf * torch.rsqrt(kf.pow(2).mean(-1, keepdim=True) + self.k_norm.eps)
+        k = (kf.view(b, t, kvh, d) * (1.0 + self.k_norm.weight.float())).to(x.dtype)
+        q = apply_rope(q.transpose(1, 2), cos, sin)
+        k = apply_rope(k.transpose(1, 2), cos, sin)
+
+        group = h // kvh
+        k = k.repeat_interleave(group, dim=1)
+        v = v.repeat_interleave(group, dim=1)
+        scores = (q.float() @ k.float().transpose(-2, -1)) / math.sqrt(d)
+        future = torch.ones(t, t, dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+        out = (torch.softmax(scores, dim=-1) @ v.float()).to(x.dtype)
+        out = out.transpose(1, 2).reshape(b, t, h * d)
+        out = (out.float() * torch.sigmoid(gate.float())).to(x.dtype)
+        return self.o_proj(out)

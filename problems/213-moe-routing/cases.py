@@ -1,0 +1,233 @@
+"""Cases for problem 213. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU over the cases' own inputs and 19 other seeds
+each, against the reference (softmax, topk, a loop over the experts that received tokens,
+index_add_), the three accepted solutions (argsort routing with sort-grouped dispatch;
+topk on logits with logsumexp weights and a dense einsum mixture; the reference's loop in
+float64, rounded at the end):
+- Routing weights: at most 3.6e-7 absolute and 6.2e-7 relative from the reference; expert
+  ids always identical. torch's default fp32 tolerance (rtol 1.3e-6, atol 1e-5) is used at
+  under 4%. The logits of every case are drawn again row by row until neighbouring logits
+  (as far down as the order matters) are at least GAP = 1e-2 apart, so no formulation can
+  pick other experts or another order. Mistakes move weights by 2e-3 (softmax in bf16) to 0.7.
+- fp32 mixture outputs (MOE): y at most 1.4e-6 from the reference (dense einsum) and 3.3e-6
+  (float64, 64 experts); router_logits identical, or 2.4e-6 off in float64. Both pass the
+  default fp32 tolerance; MOE = allclose(rtol=1e-5, atol=2e-5) adds room for another
+  machine's summation order and is used at under 17%. Mistakes are off by 0.1 or more.
+- bf16 y (BF16_Y): every formulation above computes in fp32 (or fp64) and rounds once, and
+  all of them gave bf16 outputs bit-identical to the reference. The case's smallest |y| is
+  1.4e-3, where a bf16 ulp (7.6e-6) is far above the fp32 error, so a correct answer can be
+  at most 1 ulp off, on a few elements; ulp(1, 1%) allows that. Computing in bf16 as
+  transformers does (bf16 logits, matmuls and index_add_) moves 70% of the elements, by up
+  to thousands of ulps near zero; routing in bf16 moves 47%, by up to 72 ulps.
+- Gradients (GRADS): the dense einsum's router_weight gradient is the farthest, 2.6e-6 on
+  values up to 7.6 (it needs atol 1.0e-6 at rtol 1e-5); float64 is within 1.4e-6.
+  allclose(rtol=1e-5, atol=1e-5) uses at most 26% of atol; mistakes are off by 0.1 or more
+  (or, with the weights left out, give the router no gradient at all).
+- Speed: 64 experts at top-4 run in 2-3 ms whether dispatched or dense, so no case can tell
+  them apart by time on CPU; the statement asks for dispatch and the cases check results.
+"""
+
+import torch
+
+from judge.casekit import case
+from judge.checkers import allclose, exact, ulp
+
+# Smallest gap allowed between neighbouring logits of a row (in the order that matters), so
+# that correct formulations, whose fp32 logits differ by an ulp or so, pick the same experts
+# in the same order.
+GAP = 1e-2
+
+MOE = allclose(rtol=1e-5, atol=2e-5)
+BF16_Y = ulp(max_ulps=1, max_fraction=0.01)
+GRADS = allclose(rtol=1e-5, atol=1e-5)
+
+
+def _gaps_ok(logits: torch.Tensor, depth: int) -> torch.Tensor:
+    """Per row: are the `depth` largest logits (and the next one) at least GAP apart?"""
+    top = logits.double().sort(dim=-1, descending=True).values[:, : depth + 1]
+    if top.shape[1] < 2:
+        return torch.ones(logits.shape[0], dtype=torch.bool)
+    return (top[:, :-1] - top[:, 1:]).min(dim=-1).values > GAP
+
+
+def _logits(rng, tokens, n_experts, std=2.0, dtype=torch.float32, depth=None):
+    """Router logits without near-ties, drawn again row by row until every row is clear."""
+    depth = n_experts if depth is None else depth
+    logits = rng.normal(tokens, n_experts, std=std, dtype=dtype)
+    for _ in range(200):
+        bad = ~_gaps_ok(logits, depth)
+        if not bool(bad.any()):
+            return logits
+        logits[bad] = rng.normal(int(bad.sum()), n_experts, std=std, dtype=dtype)
+    raise RuntimeError("could not draw untied logits")
+
+
+def _moe_inputs(rng, tokens, dim, n_experts, inter, top_k, dtype=torch.float32, router_std=2.0):
+    """x and the weights of a small mixture; x is redrawn where the router would nearly tie."""
+    router = rng.normal(n_experts, dim, std=router_std * dim**-0.5, dtype=dtype)
+    gate_up = rng.normal(n_experts, 2 * inter, dim, std=dim**-0.5, dtype=dtype)
+    down = rng.normal(n_experts, dim, inter, std=inter**-0.5, dtype=dtype)
+    x = rng.normal(tokens, dim, dtype=dtype)
+    for _ in range(200):
+        bad = ~_gaps_ok(x.double() @ router.double().T, top_k)
+        if not bool(bad.any()):
+            return x, router, gate_up, down
+        x[bad] = rng.normal(int(bad.sum()), dim, dtype=dtype)
+    raise RuntimeError("could not draw untied router inputs")
+
+
+def _moe(impl, inputs, top_k, norm_topk_prob=True):
+    x, router, gate_up, down = inputs
+    y, logits = impl.moe_forward(x, router, gate_up, down, top_k, norm_topk_prob=norm_topk_prob)
+    return {"y": y, "router_logits": logits}
+
+
+def _route(impl, logits, top_k, norm_topk_prob=True):
+    weights, experts = impl.route(logits, top_k, norm_topk_prob=norm_topk_prob)
+    return {"weights": weights, "experts": experts}
+
+
+# ---------------------------------------------------------------- route
+
+
+@case(points=8, public=True)
+def statement_example(impl, rng):
+    """题面中的例子：两个 token、四个专家、top-2 /
+    the statement's example: two tokens, four experts, top-2"""
+    logits = torch.tensor([[2.0, 0.0, 1.0, -1.0], [0.5, 3.0, -2.0, 2.5]])
+    return {
+        "norm": _route(impl, logits, 2),
+        "no_norm": _route(impl, logits, 2, norm_topk_prob=False),
+    }
+
+
+@case(points=8, public=True)
+def route_fp32(impl, rng):
+    """fp32 logits：权重按从大到小排列，归一化后每行和为 1 /
+    fp32 logits: weights sorted from the largest down, summing to 1 when renormalised"""
+    logits = _logits(rng, 9, 8)
+    return {"top2": _route(impl, logits, 2), "top3": _route(impl, logits, 3)}
+
+
+@case(points=8)
+def route_flags(impl, rng):
+    """norm_topk_prob=False 保留 softmax 的原始概率；top_k = 1 与 top_k = 专家数 /
+    norm_topk_prob=False keeps the raw softmax probabilities; top_k = 1 and top_k = n_experts"""
+    logits = _logits(rng, 7, 6, std=1.5)
+    return {
+        "top2_raw": _route(impl, logits, 2, norm_topk_prob=False),
+        "top1": _route(impl, logits, 1),
+        "top1_raw": _route(impl, logits, 1, norm_topk_prob=False),
+        "all6": _route(impl, logits, 6),
+        "all6_raw": _route(impl, logits, 6, norm_topk_prob=False),
+    }
+
+
+@case(points=8)
+def route_bf16_logits(impl, rng):
+    """bf16 logits：softmax 在 fp32 中计算，返回 fp32 权重和 int64 专家编号 /
+    bf16 logits: softmax in fp32, fp32 weights and int64 expert ids come back"""
+    logits = _logits(rng, 12, 16, std=2.0, dtype=torch.bfloat16)
+    return {"top4": _route(impl, logits, 4), "top4_raw": _route(impl, logits, 4, norm_topk_prob=False)}
+
+
+# ---------------------------------------------------------------- moe_forward
+
+
+@case(points=10, public=True, checker=MOE)
+def moe_fp32(impl, rng):
+    """fp32 的 MoE 前向：10 个 token、8 个专家、top-2 /
+    fp32 mixture forward: 10 tokens, 8 experts, top-2"""
+    inputs = _moe_inputs(rng, tokens=10, dim=16, n_experts=8, inter=12, top_k=2)
+    return _moe(impl, inputs, 2)
+
+
+@case(points=8, checker=MOE, checkers={"y": BF16_Y})
+def moe_bf16(impl, rng):
+    """bf16 的输入与权重：全部在 fp32 中计算，y 为 bf16，router_logits 为 fp32 /
+    bf16 input and weights: computed in fp32, y in bf16, router_logits in fp32"""
+    inputs = _moe_inputs(rng, tokens=16, dim=32, n_experts=8, inter=24, top_k=2, dtype=torch.bfloat16)
+    return _moe(impl, inputs, 2)
+
+
+@case(points=6, checker=MOE)
+def moe_single_token(impl, rng):
+    """只有一个 token（大多数专家收不到 token）/ a single token (most experts receive nothing)"""
+    inputs = _moe_inputs(rng, tokens=1, dim=12, n_experts=6, inter=10, top_k=2)
+    return _moe(impl, inputs, 2)
+
+
+@case(points=6, checker=MOE)
+def moe_top1(impl, rng):
+    """top_k = 1：归一化后权重为 1，不归一化时为该专家的概率 /
+    top_k = 1: weight 1 when renormalised, the expert's probability when not"""
+    inputs = _moe_inputs(rng, tokens=9, dim=16, n_experts=5, inter=8, top_k=1)
+    return {"norm": _moe(impl, inputs, 1), "raw": _moe(impl, inputs, 1, norm_topk_prob=False)}
+
+
+@case(points=6, checker=MOE)
+def moe_idle_experts(impl, rng):
+    """3 个 token、12 个专家：至少一半的专家一个 token 也收不到 /
+    3 tokens, 12 experts: at least half of the experts receive no token at all"""
+    inputs = _moe_inputs(rng, tokens=3, dim=16, n_experts=12, inter=8, top_k=2)
+    return {"norm": _moe(impl, inputs, 2), "raw": _moe(impl, inputs, 2, norm_topk_prob=False)}
+
+
+@case(points=6, checker=MOE)
+def moe_all_experts(impl, rng):
+    """top_k 等于专家数：每个 token 用上所有专家 /
+    top_k equal to the number of experts: every token uses every expert"""
+    inputs = _moe_inputs(rng, tokens=6, dim=12, n_experts=4, inter=8, top_k=4, router_std=1.0)
+    return {"norm": _moe(impl, inputs, 4), "raw": _moe(impl, inputs, 4, norm_topk_prob=False)}
+
+
+@case(points=6, checker=MOE)
+def moe_square_router(impl, rng):
+    """专家数等于 dim：router_weight 的形状是 (n_experts, dim)，logits = x @ router_weightᵀ /
+    n_experts equal to dim: router_weight is (n_experts, dim), logits = x @ router_weightᵀ"""
+    inputs = _moe_inputs(rng, tokens=8, dim=8, n_experts=8, inter=6, top_k=2)
+    return _moe(impl, inputs, 2)
+
+
+@case(points=6, checker=MOE)
+def moe_many_experts(impl, rng):
+    """64 个专家、top-4、48 个 token：按专家分发，每个专家只处理分给它的 token /
+    64 experts, top-4, 48 tokens: dispatch, so each expert runs only on its own tokens"""
+    inputs = _moe_inputs(rng, tokens=48, dim=32, n_experts=64, inter=16, top_k=4)
+    return _moe(impl, inputs, 4)
+
+
+@case(points=10, checker=MOE, checkers={"grads": GRADS})
+def moe_backward(impl, rng):
+    """反向传播：对 x、router_weight、gate_up_proj、down_proj 的梯度 /
+    gradients with respect to x, router_weight, gate_up_proj and down_proj"""
+    inputs = _moe_inputs(rng, tokens=7, dim=10, n_experts=6, inter=8, top_k=3)
+    x, router, gate_up, down = (t.requires_grad_(True) for t in inputs)
+    y, _ = impl.moe_forward(x, router, gate_up, down, 3)
+    (y * rng.normal(*y.shape)).sum().backward()
+    return {
+        "y": y,
+        "grads": {
+            "x": x.grad,
+            "router_weight": router.grad,
+            "gate_up_proj": gate_up.grad,
+            "down_proj": down.grad,
+        },
+    }
+
+
+@case(points=4, checker=exact())
+def inputs_untouched(impl, rng):
+    """route 和 moe_forward 都不能原地修改输入 / neither route nor moe_forward may modify its inputs"""
+    logits = _logits(rng, 5, 6)
+    logits_before = logits.clone()
+    impl.route(logits, 2)
+    inputs = _moe_inputs(rng, tokens=6, dim=8, n_experts=4, inter=6, top_k=2)
+    before = [t.clone() for t in inputs]
+    impl.moe_forward(*inputs, 2)
+    names = ("x", "router_weight", "gate_up_proj", "down_proj")
+    return {
+        "router_logits_untouched": torch.equal(logits, logits_before),
+        **{f"{n}_untouched": torch.equal(t, b) for n, t, b in zip(names, inputs, before, strict=True)},
+    }

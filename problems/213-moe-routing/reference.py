@@ -1,0 +1,38 @@
+"""Reference for problem 213: top-k softmax routing and a dispatched mixture of SwiGLU experts."""
+
+import torch
+import torch.nn.functional as F
+
+
+def route(router_logits: torch.Tensor, top_k: int, norm_topk_prob: bool = True):
+    # Softmax over all experts in fp32, whatever the logits' dtype.
+    probs = F.softmax(router_logits.float(), dim=-1)
+    # torch.topk returns the k largest, sorted from the largest down.
+    weights, experts = torch.topk(probs, top_k, dim=-1)
+    if norm_topk_prob:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return weights, experts
+
+
+def moe_forward(
+    x: torch.Tensor,
+    router_weight: torch.Tensor,
+    gate_up_proj: torch.Tensor,
+    down_proj: torch.Tensor,
+    top_k: int,
+    norm_topk_prob: bool = True,
+):
+    # Everything in fp32; only y goes back to x's dtype at the very end.
+    xf = x.float()
+    router_logits = xf @ router_weight.float().t()
+    weights, experts = route(router_logits, top_k, norm_topk_prob)
+
+    inter = down_proj.shape[-1]
+    y = torch.zeros_like(xf)  # a new buffer: never accumulate into x
+    for e in torch.unique(experts).tolist():  # only the experts that received tokens
+        token_idx, slot = torch.nonzero(experts == e, as_tuple=True)
+        h = xf[token_idx] @ gate_up_proj[e].float().t()  # (n_e, 2 * inter)
+        gate, up = h[:, :inter], h[:, inter:]  # first half gate, second half up
+        out = (F.silu(gate) * up) @ down_proj[e].float().t()  # (n_e, dim)
+        y.index_add_(0, token_idx, out * weights[token_idx, slot].unsqueeze(-1))
+    return y.to(x.dtype), router_logits

@@ -1,0 +1,31 @@
+import torch
+import torch.nn.functional as F
+
+
+def route(router_logits, top_k, norm_topk_prob=True):
+    """top-k softmax 路由 / top-k softmax routing.
+
+    router_logits: (tokens, n_experts)，任意浮点 dtype / any float dtype
+    返回 returns (weights, experts):
+      weights: (tokens, top_k) fp32，按权重从大到小 / sorted from the largest down
+      experts: (tokens, top_k) int64，对应的专家编号 / the matching expert ids
+    """
+    # TODO: 在 fp32 中对所有专家做 softmax，取 top-k；norm_topk_prob 时让 k 个权重之和为 1
+    # TODO: softmax over all experts in fp32, take the top k; renormalise them if norm_topk_prob
+    raise NotImplementedError
+
+
+def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob=True):
+    """混合专家层的前向 / forward pass of a mixture-of-experts layer.
+
+    x:            (tokens, dim)
+    router_weight:(n_experts, dim)            logits = x @ router_weightᵀ
+    gate_up_proj: (n_experts, 2 * inter, dim) 前 inter 行是 gate，后 inter 行是 up / first half gate, second half up
+    down_proj:    (n_experts, dim, inter)
+    返回 returns (y, router_logits):
+      y:             (tokens, dim)，dtype 与 x 相同 / x's dtype
+      router_logits: (tokens, n_experts) fp32
+    """
+    # TODO: 路由；把分给每个专家的 token 收集起来，每个专家只跑一次；按路由权重加权累加
+    # TODO: route; gather each expert's tokens and run the expert once on them; add up weighted
+    raise NotImplementedError

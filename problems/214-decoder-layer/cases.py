@@ -1,0 +1,178 @@
+"""Cases for problem 214. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU (one thread) over the case seeds plus 30 more,
+against four correct layers: transformers-style eager attention (products in bf16, softmax in
+fp32 and cast back), production-style F.scaled_dot_product_attention in the activation dtype,
+ModuleDicts with a grouped einsum and a hand-written softmax, and every sublayer in float64.
+Ratios are the worst |got - expected| / (atol + rtol |expected|); 1 is the edge.
+- fp32 outputs (default allclose, atol 1e-5, rtol 1.3e-6): at most 1.9e-6 absolute on outputs
+  of order 1-5, ratio 0.16 at worst.
+- Gradients (GRADS, atol 2e-5, rtol 1e-5): at most 9.5e-6 absolute, ratio 0.23 at worst;
+  weight gradients sum over 10 tokens and reach about 30.
+- bf16 output (BF16, atol 5e-2, rtol 2e-2): as in 206, an ulp checker cannot be used, since each
+  output element sums a few hundred bf16 products and correct answers near zero are thousands
+  of ulps apart. Correct formulations differ by up to 3.1e-2 absolute (eager attention with
+  bf16 products is the farthest), ratio 0.62; atol 3e-2 failed it on one seed in 60. Every
+  wiring mistake is 30 to 76 times the tolerance, on 80-97% of the elements.
+- Wiring mistakes in fp32 are off by 1 to 12 absolute (ratios above 1e5); norm_init_ones shows
+  only where the norms keep their initial value (parameters, fresh_norms).
+- The causal_prefix flag: correct layers agree with themselves to 2e-6 on the prefix, a layer
+  without the mask is off by order 1; the threshold 1e-3 is far from both.
+"""
+
+import torch
+
+from judge.casekit import case, load_params
+from judge.checkers import allclose, exact
+
+FP32 = allclose()
+BF16 = allclose(rtol=2e-2, atol=5e-2)
+GRADS = allclose(rtol=1e-5, atol=2e-5)
+
+# dim, n_heads, n_kv_heads, head_dim, hidden. n_heads * head_dim need not equal dim.
+SMALL = {"dim": 32, "n_heads": 4, "n_kv_heads": 2, "head_dim": 8, "hidden": 64}
+WIDE = {"dim": 64, "n_heads": 4, "n_kv_heads": 2, "head_dim": 24, "hidden": 128}
+MQA = {"dim": 24, "n_heads": 3, "n_kv_heads": 1, "head_dim": 10, "hidden": 40}
+MHA = {"dim": 16, "n_heads": 2, "n_kv_heads": 2, "head_dim": 12, "hidden": 24}
+
+NORMS = ("input_layernorm.weight", "post_attention_layernorm.weight")
+
+
+def _weights(rng, dim, n_heads, n_kv_heads, head_dim, hidden, norms=True):
+    """Trained-looking weights: std 1/sqrt(fan_in) keeps activations O(1); norm weights near 0."""
+    w = {
+        "self_attn.q_proj.weight": rng.normal(n_heads * head_dim, dim, std=dim**-0.5),
+        "self_attn.k_proj.weight": rng.normal(n_kv_heads * head_dim, dim, std=dim**-0.5),
+        "self_attn.v_proj.weight": rng.normal(n_kv_heads * head_dim, dim, std=dim**-0.5),
+        "self_attn.o_proj.weight": rng.normal(dim, n_heads * head_dim, std=(n_heads * head_dim) ** -0.5),
+        "mlp.gate_proj.weight": rng.normal(hidden, dim, std=dim**-0.5),
+        "mlp.up_proj.weight": rng.normal(hidden, dim, std=dim**-0.5),
+        "mlp.down_proj.weight": rng.normal(dim, hidden, std=hidden**-0.5),
+    }
+    if norms:
+        w["input_layernorm.weight"] = rng.normal(dim, std=0.3)
+        w["post_attention_layernorm.weight"] = rng.normal(dim, std=0.3)
+    return w
+
+
+def _build(impl, rng, cfg, dtype=torch.float32, norms=True, **kwargs):
+    m = impl.DecoderLayer(**cfg, **kwargs)
+    load_params(m, **_weights(rng, **cfg, norms=norms))
+    return m.to(dtype)
+
+
+def _layout(m):
+    # What a checkpoint is loaded by: every state_dict key with its shape and dtype.
+    return {name: (tuple(t.shape), t.dtype) for name, t in m.state_dict().items()}
+
+
+# ---------------------------------------------------------------- parameters
+
+
+@case(points=10, public=True, checker=exact())
+def parameters(impl, rng):
+    """state_dict 的键名和形状（检查点靠它们加载）；两个归一化的 weight 初始为 0 /
+    state_dict keys and shapes (checkpoints load by them); both norm weights start at zero"""
+    a = impl.DecoderLayer(**SMALL)
+    b = impl.DecoderLayer(**MQA)
+    state = a.state_dict()
+    linears = [t for name, t in state.items() if name not in NORMS]
+    return {
+        "small": _layout(a),
+        # named_parameters lists a shared module's weight once: two norms must be two modules.
+        "parameter_names": sorted(name for name, _ in a.named_parameters()),
+        "mqa_head_dim_10": _layout(b),
+        "norm_weights": {name: state[name] for name in NORMS if name in state},
+        # A fresh layer must be trainable: finite, not all-zero projection weights.
+        "projections_initialised": bool(linears)
+        and all(bool(torch.isfinite(t).all()) and bool((t != 0).any()) for t in linears),
+    }
+
+
+# ---------------------------------------------------------------- forward
+
+
+@case(points=15, public=True, checker=FP32)
+def forward_fp32(impl, rng):
+    """fp32 前向：batch 2、序列 5，4 个 q 头共用 2 个 kv 头 /
+    fp32 forward, batch 2, sequence 5, 4 query heads sharing 2 kv heads"""
+    m = _build(impl, rng, SMALL)
+    return {"y": m(rng.normal(2, 5, 32))}
+
+
+@case(points=8, public=True, checker=FP32)
+def fresh_norms(impl, rng):
+    """两个归一化保持初始值（比例为 1），只加载投影矩阵 /
+    both norms left at their initial value (scale one); only the projections are loaded"""
+    m = _build(impl, rng, SMALL, norms=False)
+    return {"y": m(rng.normal(2, 6, 32))}
+
+
+@case(points=14, checker=BF16)
+def forward_bf16(impl, rng):
+    """bf16 权重与 bf16 输入：归一化的统计量在 fp32 中，输出为 bf16 /
+    bf16 weights and bf16 input: norm statistics in fp32, output in bf16"""
+    m = _build(impl, rng, WIDE, dtype=torch.bfloat16)
+    return {"y": m(rng.normal(2, 9, 64, dtype=torch.bfloat16))}
+
+
+@case(points=10, checker=FP32)
+def head_configs(impl, rng):
+    """n_heads·head_dim ≠ dim 的 MQA（3 个 q 头共用 1 个 kv 头）、普通多头注意力，以及自定义 eps /
+    MQA with n_heads·head_dim ≠ dim (3 query heads, 1 kv head), plain multi-head attention, and a custom eps"""
+    mqa = _build(impl, rng, MQA)
+    mha = _build(impl, rng, MHA)
+    big_eps = _build(impl, rng, MHA, eps=0.5)
+    x = rng.normal(2, 5, 16, std=0.5)
+    return {"mqa": mqa(rng.normal(2, 6, 24)), "mha": mha(x), "eps_0.5": big_eps(x)}
+
+
+@case(points=8, checker=FP32)
+def batch1_seq1(impl, rng):
+    """batch 为 1 的序列，以及长度为 1 的序列（只能看到自己）/
+    a batch of one sequence, and sequences of length one (each token sees only itself)"""
+    m = _build(impl, rng, SMALL)
+    return {"batch1": m(rng.normal(1, 7, 32)), "seq1": m(rng.normal(3, 1, 32))}
+
+
+@case(points=10, checker=FP32)
+def causal_prefix(impl, rng):
+    """因果性：只输入前 5 个 token 时，它们的输出与输入全部 8 个 token 时相同 /
+    causality: the first 5 tokens give the same outputs whether or not the last 3 follow"""
+    m = _build(impl, rng, SMALL)
+    x = rng.normal(2, 8, 32)
+    full = m(x)
+    prefix = m(x[:, :5])
+    return {
+        "full": full,
+        "prefix": prefix,
+        # Correct layers agree to about 1e-6; attention without the mask is off by order 0.1.
+        "later_tokens_do_not_change_earlier_outputs": bool((full[:, :5] - prefix).abs().max() < 1e-3),
+    }
+
+
+# ---------------------------------------------------------------- backward and side effects
+
+
+@case(points=20, checker=FP32, checkers={"grads": GRADS})
+def backward(impl, rng):
+    """反向传播：对输入和全部 9 个参数的梯度 / gradients with respect to the input and all nine parameters"""
+    m = _build(impl, rng, SMALL)
+    x = rng.normal(2, 5, 32).requires_grad_(True)
+    y = m(x)
+    y.backward(rng.normal(2, 5, 32))
+    params = dict(m.named_parameters())
+    names = sorted(_weights(rng, **SMALL))
+    return {"y": y, "grads": {"x": x.grad, **{n: params[n].grad for n in names if n in params}}}
+
+
+@case(points=5, checker=exact())
+def input_untouched(impl, rng):
+    """forward 不能原地修改输入 x（残差要加到一个新张量上）/
+    forward must not modify x in place (add the residual into a new tensor)"""
+    m = _build(impl, rng, SMALL)
+    x = rng.normal(2, 4, 32)
+    before = x.clone()
+    with torch.no_grad():
+        m(x)
+    return {"x_unchanged": bool(torch.equal(x, before))}

@@ -1,0 +1,319 @@
+"""Cases for problem 215. Each returns observations; the judge compares them with the reference's.
+
+Every observation is compared exactly. Loading copies values, so there is nothing to be
+approximately right about: bf16 -> fp32 is exact, and fp32 -> bf16 rounds to nearest-even
+the same way whether written as p.copy_(v), p.copy_(v.to(p.dtype)), p.data.copy_(v) or
+through the detached views of model.state_dict() (checked on 100000 random values, and by
+the two accepted solutions against the reference in every case). Strings and lists in the
+report are compared exactly as well; the statement fixes their format.
+
+The model is a toy with Qwen's names (embed_tokens, layers.N...., norm, lm_head tied to the
+embedding) plus a persistent buffer per layer and a non-persistent inv_freq, built here so
+that the learner's code never decides which names exist. Each case records, besides the
+values and the report, which tensor objects were replaced, whether the tie survived, whether
+the caller's dict and tensors are untouched, and, after every checkpoint tensor has been
+edited in place, which model tensors changed with it (shared storage). The names are joined
+into one string so that a failing case names the tensors involved.
+
+problem.toml's `forbidden` cannot guard a method of nn.Module (the runner's guards replace
+module-level names only), so `_call` swaps nn.Module.load_state_dict and
+nn.Module._load_from_state_dict for guards while the learner's function runs; a call is
+reported as a forbidden API even if the learner's code catches the exception.
+"""
+
+import contextlib
+
+import torch
+from torch import nn
+
+from judge.casekit import case
+from judge.checkers import exact
+
+try:  # the runner's own exception, so that a call is reported as a forbidden API
+    from judge.runner.guards import ForbiddenAPIError
+except ImportError:  # pragma: no cover - the runner is always there in the sandbox
+
+    class ForbiddenAPIError(RuntimeError):
+        def __init__(self, name):
+            super().__init__(f"{name} is forbidden in this problem")
+            self.api = name
+
+
+VOCAB, DIM, HIDDEN = 11, 8, 12
+
+# ---------------------------------------------------------------- a toy model
+
+
+class Norm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(dim))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = Norm(dim)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim)
+        self.register_buffer("decay", torch.zeros(hidden))  # persistent: part of the state
+
+
+class Toy(nn.Module):
+    """Qwen-like names: embed_tokens, layers.N...., norm, lm_head (tied to the embedding)."""
+
+    def __init__(self, tie=True, n_layers=2):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, DIM)
+        self.layers = nn.ModuleList(Block(DIM, HIDDEN) for _ in range(n_layers))
+        self.norm = Norm(DIM)
+        self.lm_head = nn.Linear(DIM, VOCAB, bias=False)
+        if tie:
+            self.lm_head.weight = self.embed_tokens.weight
+        # Computed, never saved: not part of the state dict.
+        self.register_buffer("inv_freq", 0.5 ** torch.arange(DIM // 2, dtype=torch.float32), persistent=False)
+
+
+def _model(rng, tie=True):
+    """A toy model whose every parameter and buffer holds known values (not the checkpoint's)."""
+    m = Toy(tie=tie)
+    with torch.no_grad():
+        for t in m.state_dict(keep_vars=True).values():
+            t.copy_(rng.normal(*t.shape))
+    return m
+
+
+def _state(m):
+    return m.state_dict(keep_vars=True)
+
+
+def _checkpoint(rng, m, dtype=torch.float32, prefix="model.", skip=()):
+    """A checkpoint laid out like Qwen's: "model."-prefixed names, lm_head.weight without prefix."""
+    sd = {}
+    for name, t in _state(m).items():
+        if name in skip:
+            continue
+        key = name if name.startswith("lm_head.") else prefix + name
+        sd[key] = rng.normal(*t.shape).to(dtype)
+    return sd
+
+
+# ---------------------------------------------------------------- calling and observing
+
+
+@contextlib.contextmanager
+def _builtin_loader_forbidden():
+    """nn.Module.load_state_dict and its per-module helper raise while the learner's code runs.
+
+    problem.toml's `forbidden` cannot reach methods of a class, so the cases guard them here.
+    """
+    called = []
+    saved = {n: nn.Module.__dict__[n] for n in ("load_state_dict", "_load_from_state_dict")}
+
+    def guard(api):
+        def forbidden(*args, **kwargs):
+            called.append(api)
+            raise ForbiddenAPIError(api)
+
+        return forbidden
+
+    for n in saved:
+        setattr(nn.Module, n, guard(f"torch.nn.Module.{n}"))
+    try:
+        yield called
+    finally:
+        for n, f in saved.items():
+            setattr(nn.Module, n, f)
+    if called:  # even if the learner's code caught the exception
+        raise ForbiddenAPIError(called[0])
+
+
+def _snapshot(m, sd):
+    return {
+        "objects": dict(_state(m)),
+        "values": {k: v.detach().clone() for k, v in _state(m).items()},
+        "keys": list(sd.keys()),
+        "ckpt_objects": dict(sd),
+        "ckpt_values": {k: v.clone() for k, v in sd.items()},
+    }
+
+
+def _call(impl, m, sd, **kwargs):
+    with _builtin_loader_forbidden():
+        return impl.load_checkpoint(m, sd, **kwargs)
+
+
+def _names(names):
+    return ", ".join(sorted(names)) or "none"
+
+
+def _checkpoint_untouched(sd, snap):
+    """Is the caller's dict (keys, tensor objects and their values) exactly as it was?"""
+    same_keys = list(sd.keys()) == snap["keys"]
+    same_objects = all(sd.get(k) is v for k, v in snap["ckpt_objects"].items())
+    changed = [
+        k
+        for k, v in snap["ckpt_values"].items()
+        if not (v.dtype == snap["ckpt_objects"][k].dtype and torch.equal(snap["ckpt_objects"][k], v))
+    ]
+    return {
+        "dict_keys_unchanged": same_keys,
+        "dict_values_same_objects": same_objects,
+        "tensors_changed": _names(changed),
+    }
+
+
+def _observe(m, sd, snap, report=None):
+    state = _state(m)
+    obs = {
+        "values": {k: v.detach().clone() for k, v in state.items()},
+        "replaced_objects": _names(k for k, v in snap["objects"].items() if state.get(k) is not v),
+        "head_is_embedding": m.lm_head.weight is m.embed_tokens.weight,
+        "non_persistent_inv_freq": m.inv_freq.clone(),
+        "checkpoint": _checkpoint_untouched(sd, snap),
+    }
+    # Edit every checkpoint tensor in place: a model tensor that shares its storage changes too.
+    before = obs["values"]
+    with torch.no_grad():
+        for t in snap["ckpt_objects"].values():
+            t.add_(100.0)
+    obs["changes_with_checkpoint"] = _names(
+        k for k, v in _state(m).items() if k in before and not torch.equal(v.detach(), before[k])
+    )
+    if report is not None:
+        obs["report"] = {k: list(report[k]) for k in ("loaded", "missing", "unexpected", "mismatched")}
+    return obs
+
+
+def _load_and_observe(impl, m, sd, **kwargs):
+    snap = _snapshot(m, sd)
+    report = _call(impl, m, sd, **kwargs)
+    return _observe(m, sd, snap, report)
+
+
+# ---------------------------------------------------------------- cases
+
+
+@case(points=14, public=True, checker=exact())
+def full_load_bf16(impl, rng):
+    """完整的 bf16 检查点装入 fp32 模型：键带 "model." 前缀，没有 lm_head（与嵌入共享）/
+    a complete bf16 checkpoint into an fp32 model: "model."-prefixed keys, no lm_head (tied to the embedding)"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    return _load_and_observe(impl, m, sd)
+
+
+@case(points=12, public=True, checker=exact())
+def report_problems(impl, rng):
+    """strict=False：缺失、多余、形状不符的条目都写进报告，其余照常加载 /
+    strict=False: missing, unexpected and mismatched entries are all reported, the rest still loads"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight", "layers.1.up.weight", "layers.0.decay"})
+    sd["model.layers.0.down.weight"] = rng.normal(HIDDEN, DIM).bfloat16()  # transposed shape
+    sd["model.layers.0.gate.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
+    sd["model.inv_freq"] = torch.ones(DIM // 2)  # the model's inv_freq is not persistent
+    return _load_and_observe(impl, m, sd, strict=False)
+
+
+@case(points=12, checker=exact())
+def fp32_not_aliased(impl, rng):
+    """fp32 检查点装入 fp32 模型：要复制数值，不能与检查点共用存储（含非连续的张量）/
+    an fp32 checkpoint into an fp32 model: copy the values, share no storage (non-contiguous tensors too)"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.float32, skip={"lm_head.weight"})
+    sd["model.layers.0.down.weight"] = rng.normal(HIDDEN, DIM).t()  # a transposed view
+    return _load_and_observe(impl, m, sd)
+
+
+@case(points=12, checker=exact())
+def strict_raises_all(impl, rng):
+    """strict=True（默认）：检查完全部条目后抛出 ValueError，列出每个问题，模型保持不变 /
+    strict=True (the default): check everything, then raise ValueError naming every problem; the model is left unchanged"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight", "layers.1.up.weight", "layers.0.decay"})
+    sd["model.layers.1.down.bias"] = rng.normal(DIM + 1).bfloat16()
+    sd["model.layers.2.up.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
+    sd["model.rotary_emb.inv_freq"] = torch.ones(DIM // 2)
+    problems = [
+        "layers.1.up.weight",
+        "layers.0.decay",
+        "layers.1.down.bias",
+        "layers.2.up.weight",
+        "rotary_emb.inv_freq",
+    ]
+    snap = _snapshot(m, sd)
+    try:
+        _call(impl, m, sd)
+    except ValueError as exc:
+        message, raised = str(exc), True
+    else:
+        message, raised = "", False
+    state = _state(m)
+    changed = [k for k, v in snap["values"].items() if not torch.equal(state[k].detach(), v)]
+    return {
+        "raised_value_error": raised,
+        "message_names": {p: p in message for p in problems},
+        "model_changed": _names(changed),
+        "replaced_objects": _names(k for k, v in snap["objects"].items() if state.get(k) is not v),
+        "checkpoint": _checkpoint_untouched(sd, snap),
+    }
+
+
+@case(points=8, checker=exact())
+def untied_head_from_embedding(impl, rng):
+    """lm_head 与嵌入不共享的模型，检查点缺 lm_head：用嵌入的值填，但仍是两个张量 /
+    an untied model and a checkpoint without lm_head: the head takes the embedding's values but stays a separate tensor"""
+    m = _model(rng, tie=False)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    return _load_and_observe(impl, m, sd, strict=False)
+
+
+@case(points=8, checker=exact())
+def tied_head_in_checkpoint(impl, rng):
+    """共享权重的模型，检查点同时有 embed_tokens 和 lm_head（值相同）：两个名字都算加载，仍共享 /
+    a tied model and a checkpoint holding both embed_tokens and lm_head (equal values): both names load, still tied"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    sd["lm_head.weight"] = sd["model.embed_tokens.weight"].clone()
+    return _load_and_observe(impl, m, sd, strict=False)
+
+
+@case(points=6, checker=exact())
+def tied_disabled(impl, rng):
+    """tied=None：不做共享回退，缺 lm_head 就报告缺失 / tied=None: no fallback, a missing lm_head is reported missing"""
+    m = _model(rng, tie=False)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    return _load_and_observe(impl, m, sd, tied=None, strict=False)
+
+
+@case(points=10, checker=exact())
+def buffers_and_prefixes(impl, rng):
+    """持久 buffer 要加载，非持久的 inv_freq 不算；没有前缀的键、自定义前缀 "backbone." /
+    persistent buffers load, the non-persistent inv_freq does not count; keys without a prefix, a custom prefix "backbone." """
+    plain_model = _model(rng)
+    plain = _checkpoint(rng, plain_model, skip={"lm_head.weight"}, prefix="")
+    custom_model = _model(rng)
+    custom = _checkpoint(rng, custom_model, skip={"lm_head.weight"}, prefix="backbone.")
+    return {
+        "no_prefix": _load_and_observe(impl, plain_model, plain),
+        "backbone": _load_and_observe(impl, custom_model, custom, prefix="backbone."),
+    }
+
+
+@case(points=10, checker=exact())
+def mixed_dtype_model(impl, rng):
+    """bf16 模型（归一化权重为 fp32）装入 fp32 检查点：每个张量转成它自己的 dtype /
+    a bf16 model with fp32 norm weights and an fp32 checkpoint: each tensor gets its own dtype"""
+    m = _model(rng).to(torch.bfloat16)
+    for mod in m.modules():
+        if isinstance(mod, Norm):
+            mod.float()
+    sd = _checkpoint(rng, m, torch.float32, skip={"lm_head.weight"})
+    return _load_and_observe(impl, m, sd)
+
+
+@case(points=8, checker=exact())
+def empty_checkpoint(impl, rng):
+    """空的检查点，strict=False：全部缺失，什么也不加载 / an empty checkpoint with strict=False: all missing, nothing loaded"""
+    m = _model(rng)
+    return _load_and_observe(impl, m, {}, strict=False)

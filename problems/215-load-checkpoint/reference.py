@@ -1,0 +1,56 @@
+"""Reference for problem 215: load a checkpoint into a model by name, in place, with a report."""
+
+import torch
+
+
+def load_checkpoint(
+    model,
+    state_dict,
+    prefix="model.",
+    tied=("lm_head.weight", "embed_tokens.weight"),
+    strict=True,
+):
+    # Every parameter and persistent buffer, under every name it has (a tied weight is listed
+    # under both names). keep_vars=True gives the tensors themselves, not detached views.
+    targets = model.state_dict(keep_vars=True)
+
+    # The checkpoint's names with the prefix stripped where present ("lm_head.weight" has none).
+    entries = {}
+    for key, value in state_dict.items():
+        name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+        entries[name] = value
+
+    # A tied target the checkpoint lacks takes its source's tensor.
+    sources = dict(entries)
+    if tied is not None:
+        target, source = tied
+        if target in targets and target not in sources and source in sources:
+            sources[target] = sources[source]
+
+    # Phase 1: decide everything; touch nothing.
+    plan, missing, mismatched = [], [], []
+    for name, tensor in targets.items():
+        if name not in sources:
+            missing.append(name)
+        elif sources[name].shape != tensor.shape:
+            mismatched.append(f"{name}: {tuple(sources[name].shape)} vs {tuple(tensor.shape)}")
+        else:
+            plan.append((name, tensor, sources[name]))
+    unexpected = [name for name in entries if name not in targets]
+
+    report = {
+        "loaded": sorted(name for name, _, _ in plan),
+        "missing": sorted(missing),
+        "unexpected": sorted(unexpected),
+        "mismatched": sorted(mismatched),
+    }
+    if strict and (missing or unexpected or mismatched):
+        lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]
+        raise ValueError("checkpoint does not fit the model\n" + "\n".join(lines))
+
+    # Phase 2: copy values into the existing tensors. copy_ converts the dtype and never
+    # shares storage with the checkpoint; no_grad because parameters require grad.
+    with torch.no_grad():
+        for _, tensor, value in plan:
+            tensor.copy_(value)
+    return report

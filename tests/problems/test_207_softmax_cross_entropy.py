@@ -1,0 +1,55 @@
+"""Problem 207 through the real judge: detours are forbidden, in-place edits of inputs are caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from judge.expected import ExpectedStore
+from judge.package import Problem
+from judge.settings import REPO_ROOT
+from judge.verdicts import Verdict
+from tests.factories import judge
+
+PROBLEM = Problem(REPO_ROOT / "problems" / "207-softmax-cross-entropy")
+
+
+def test_case_counts() -> None:
+    cases = PROBLEM.cases
+    public = [c.name for c in cases if c.public]
+    assert public == ["softmax_fp32", "log_softmax_fp32", "cross_entropy_ignore_index"]
+    assert sum(not c.public for c in cases) >= 6
+
+
+@pytest.mark.slow
+def test_softmin_and_linear_cross_entropy_are_forbidden(store: ExpectedStore) -> None:
+    src = (
+        "import torch\n"
+        "import torch.nn.functional as F\n\n"
+        "def softmax(x, dim=-1):\n"
+        "    return F.softmin(-x.float(), dim=dim).to(x.dtype)\n\n"
+        "def log_softmax(x, dim=-1):\n"
+        "    return torch._log_softmax(x.float(), dim, False).to(x.dtype)\n\n"
+        "def cross_entropy(logits, targets, ignore_index=-100):\n"
+        "    v = logits.shape[-1]\n"
+        "    return F.linear_cross_entropy(\n"
+        "        logits.float().reshape(-1, v), torch.eye(v), targets.reshape(-1),\n"
+        "        ignore_index=ignore_index,\n"
+        "    )\n"
+    )
+    report = judge(PROBLEM, src, store)
+    by_name = {c.name: c for c in report.cases}
+    assert "torch.nn.functional.softmin" in by_name["softmax_fp32"].message
+    assert "torch._log_softmax" in by_name["log_softmax_fp32"].message
+    assert "torch.nn.functional.linear_cross_entropy" in by_name["cross_entropy_2d"].message
+    assert report.score == 0
+
+
+@pytest.mark.slow
+def test_in_place_targets_get_their_own_hint(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "in_place_targets")
+    report = judge(PROBLEM, wrong.source(), store)
+    failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
+    # The second loss in cross_entropy_3d reuses the targets and now counts the padding.
+    assert set(failing) == {"cross_entropy_3d", "inputs_unchanged"}
+    assert "targets_unchanged" in failing["inputs_unchanged"].message
+    assert all(c.hint == wrong.hint() for c in failing.values())

@@ -1,0 +1,114 @@
+"""Problem 210: chunked decoding equals whole-sequence attention; the cache contract holds as stated."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from judge.casekit import Rng
+from judge.compare import compare
+from judge.expected import ExpectedStore
+from judge.package import Problem
+from judge.settings import REPO_ROOT
+from judge.verdicts import Verdict
+from tests.factories import judge
+
+PROBLEM = Problem(REPO_ROOT / "problems" / "210-kv-cache")
+
+
+def _module(name: str, source: str) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    exec(compile(source, f"{name}.py", "exec"), mod.__dict__)
+    return mod
+
+
+def _failing_cases(source: str) -> dict[str, list[str]]:
+    """Run every case in this process on the reference and on `source`; the cases that differ."""
+    ref = _module("reference", PROBLEM.reference.source())
+    impl = _module("candidate", source)
+    failing = {}
+    for c in PROBLEM.cases:
+        mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
+        if mismatches:
+            failing[c.name] = [str(m) for m in mismatches]
+    return failing
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("chunks", [[9], [1] * 9, [4, 1, 1, 3], [2, 5, 1, 1]])
+def test_reference_decoding_equals_full_causal_attention(chunks: list[int], dtype: torch.dtype) -> None:
+    ref = _module("reference", PROBLEM.reference.source())
+    rng = Rng(7)
+    q = rng.normal(2, 6, 9, 8, std=1.5, dtype=dtype)
+    k = rng.normal(2, 3, 9, 8, dtype=dtype)
+    v = rng.normal(2, 3, 9, 8, dtype=dtype)
+    out, _ = PROBLEM.cases_module._decode(ref, q, k, v, chunks)
+    full = PROBLEM.cases_module._full_causal(q, k, v)
+    atol = 1e-5 if dtype == torch.float32 else 3e-2
+    assert out.dtype == dtype
+    torch.testing.assert_close(out.double(), full, rtol=0, atol=atol)
+
+
+def test_valueerror_subclass_empty_buffers_and_other_names_pass() -> None:
+    src = PROBLEM.reference.source()
+    src = src.replace("torch.zeros(shape, dtype=dtype)", "torch.empty(shape, dtype=dtype)")
+    src = src.replace("self.k", "self.key_buf").replace("self.v", "self.value_buf")
+    src = src.replace("raise ValueError(", "raise CacheFull(")
+    src = "class CacheFull(ValueError):\n    pass\n\n\n" + src
+    assert "CacheFull(" in src and "torch.empty" in src
+    assert _failing_cases(src) == {}
+
+
+def test_a_cache_that_concatenates_copies_fails_only_the_storage_check() -> None:
+    src = """
+import torch
+from reference_attention import cached_attention  # replaced below
+
+class KVCache:
+    def __init__(self, batch, n_kv_heads, max_len, head_dim, dtype=torch.float32):
+        self.ks, self.vs, self.max_len, self.dtype, self.length = [], [], max_len, dtype, 0
+
+    def update(self, k, v):
+        if self.length + k.shape[2] > self.max_len:
+            raise ValueError("full")
+        self.ks.append(k.to(self.dtype).clone())
+        self.vs.append(v.to(self.dtype).clone())
+        self.length += k.shape[2]
+        return torch.cat(self.ks, dim=2), torch.cat(self.vs, dim=2)
+"""
+    attention = PROBLEM.reference.source().split("def cached_attention", 1)[1]
+    src = src.replace("from reference_attention import cached_attention  # replaced below\n", "import math\n")
+    src += "\n\ndef cached_attention" + attention
+    failing = _failing_cases(src)
+    assert set(failing) == {"views_and_storage"}
+    assert all("share_one_buffer" in m for m in failing["views_and_storage"])
+
+
+def test_starter_raises_not_implemented_everywhere() -> None:
+    starter = _module("starter", PROBLEM.starter.source())
+    for c in PROBLEM.cases:
+        with pytest.raises(NotImplementedError):
+            c.fn(starter, Rng(c.seed))
+
+
+@pytest.mark.slow
+def test_sdpa_is_causal_gets_the_absolute_position_hint(store: ExpectedStore) -> None:
+    """is_causal=True aligns the mask top-left: the same mistake as a chunk-relative mask."""
+    src = PROBLEM.reference.source().split("def cached_attention", 1)[0] + (
+        "import torch.nn.functional as F\n\n\n"
+        "def cached_attention(q, k, v, cache):\n"
+        "    k_all, v_all = cache.update(k, v)\n"
+        "    out = F.scaled_dot_product_attention(\n"
+        "        q.float(), k_all.float(), v_all.float(), is_causal=True, enable_gqa=True\n"
+        "    )\n"
+        "    return out.to(q.dtype)\n"
+    )
+    report = judge(PROBLEM, src, store)
+    assert report.verdict == Verdict.WA
+    hint = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "chunk_relative_mask").hint()
+    decode = next(c for c in report.cases if c.name == "prefill_then_decode_fp32")
+    assert decode.verdict == Verdict.WA and decode.hint == hint
+    basics = next(c for c in report.cases if c.name == "cache_basics")
+    assert basics.verdict == Verdict.AC

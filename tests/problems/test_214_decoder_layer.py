@@ -1,0 +1,122 @@
+"""Problem 214: the reference matches torch's own building blocks, and the state_dict contract holds."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from judge.casekit import Rng, load_params
+from judge.compare import compare
+from judge.expected import ExpectedStore
+from judge.package import Problem
+from judge.settings import REPO_ROOT
+from judge.verdicts import Verdict
+from tests.factories import judge
+
+PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
+CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
+
+
+def _module(name: str, source: str) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    exec(compile(source, f"{name}.py", "exec"), mod.__dict__)
+    return mod
+
+
+def _failing_cases(source: str) -> dict[str, list[str]]:
+    """Run every case in this process on the reference and on `source`; the cases that differ."""
+    ref = _module("reference", PROBLEM.reference.source())
+    impl = _module("candidate", source)
+    failing = {}
+    for c in PROBLEM.cases:
+        mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
+        if mismatches:
+            failing[c.name] = [str(m) for m in mismatches]
+    return failing
+
+
+def test_reference_matches_torch_builtins() -> None:
+    ref = _module("reference", PROBLEM.reference.source())
+    layer = ref.DecoderLayer(**CFG)
+    weights = PROBLEM.cases_module._weights(Rng(3), **CFG)
+    load_params(layer, **weights)
+    w = {k: v.double() for k, v in weights.items()}
+    x = torch.randn(2, 7, CFG["dim"], dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+
+    def attn(u: torch.Tensor) -> torch.Tensor:
+        b, s, _ = u.shape
+        q = F.linear(u, w["self_attn.q_proj.weight"]).view(b, s, 6, 5).transpose(1, 2)
+        k = F.linear(u, w["self_attn.k_proj.weight"]).view(b, s, 2, 5).transpose(1, 2)
+        v = F.linear(u, w["self_attn.v_proj.weight"]).view(b, s, 2, 5).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return F.linear(o.transpose(1, 2).reshape(b, s, 30), w["self_attn.o_proj.weight"])
+
+    def mlp(u: torch.Tensor) -> torch.Tensor:
+        gate = F.silu(F.linear(u, w["mlp.gate_proj.weight"]))
+        return F.linear(gate * F.linear(u, w["mlp.up_proj.weight"]), w["mlp.down_proj.weight"])
+
+    def norm(u: torch.Tensor, name: str) -> torch.Tensor:
+        return F.rms_norm(u, (CFG["dim"],), 1 + w[name], eps=1e-6)
+
+    h = x + attn(norm(x, "input_layernorm.weight"))
+    expected = h + mlp(norm(h, "post_attention_layernorm.weight"))
+    # The reference computes the norms and attention in fp32, so compare at fp32 precision.
+    torch.testing.assert_close(layer(x.float()).double(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_zero_output_projections_make_the_layer_the_identity() -> None:
+    ref = _module("reference", PROBLEM.reference.source())
+    layer = ref.DecoderLayer(**CFG)
+    with torch.no_grad():
+        layer.self_attn.o_proj.weight.zero_()
+        layer.mlp.down_proj.weight.zero_()
+    x = torch.randn(2, 5, CFG["dim"])
+    assert torch.equal(layer(x), x)
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_a_mask_buffer_must_not_enter_the_state_dict(persistent: bool) -> None:
+    src = PROBLEM.reference.source()
+    src = src.replace(
+        "        self.o_proj = nn.Linear(n_heads * head_dim, dim, bias=False)\n",
+        "        self.o_proj = nn.Linear(n_heads * head_dim, dim, bias=False)\n"
+        "        self.register_buffer(\n"
+        f"            'causal', torch.ones(64, 64, dtype=torch.bool).triu(1), persistent={persistent}\n"
+        "        )\n",
+    )
+    src = src.replace(
+        "future = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)", "future = self.causal[:s, :s]"
+    )
+    assert "self.causal[:s, :s]" in src
+    failing = _failing_cases(src)
+    if persistent:
+        assert set(failing) == {"parameters"}
+        assert "self_attn.causal" in failing["parameters"][0]
+    else:
+        assert failing == {}
+
+
+def test_starter_raises_not_implemented_everywhere() -> None:
+    starter = _module("starter", PROBLEM.starter.source())
+    for c in PROBLEM.cases:
+        with pytest.raises(NotImplementedError):
+            c.fn(starter, Rng(c.seed))
+
+
+@pytest.mark.slow
+def test_residual_aliased_through_assignment_gets_the_in_place_hint(store: ExpectedStore) -> None:
+    """`h = x; h += ...` edits the caller's x just like `x += ...`."""
+    src = PROBLEM.reference.source().replace(
+        "        h = x + self.self_attn(self.input_layernorm(x))\n",
+        "        h = x\n        h += self.self_attn(self.input_layernorm(x))\n",
+    )
+    assert "h += self.self_attn" in src
+    report = judge(PROBLEM, src, store)
+    untouched = next(c for c in report.cases if c.name == "input_untouched")
+    hint = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "residual_add_in_place").hint()
+    assert untouched.verdict == Verdict.WA and untouched.hint == hint
+    backward = next(c for c in report.cases if c.name == "backward")
+    assert backward.verdict == Verdict.RE  # in place on a leaf that requires grad
