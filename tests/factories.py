@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import textwrap
+import types
 from pathlib import Path
 
+from judge.casekit import Rng
+from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
@@ -93,3 +96,27 @@ def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: str
     if isinstance(problem, Path):
         problem = Problem(problem)
     return judge_source(problem, source, local_backend(), store, which)  # type: ignore[arg-type]
+
+
+def source_module(name: str, source: str) -> types.ModuleType:
+    """A reference, starter or solution as a module of this process: package unit tests call it
+    directly instead of paying a runner start per check."""
+    module = types.ModuleType(name)
+    exec(compile(source, f"{name}.py", "exec"), module.__dict__)
+    return module
+
+
+def package_module(problem: Problem, path: str, name: str) -> types.ModuleType:
+    return source_module(name, problem.read(path))
+
+
+def failing_cases(problem: Problem, source: str) -> dict[str, list[str]]:
+    """Run every case in this process on the reference and on `source`: the cases that differ."""
+    ref = source_module("reference", problem.reference.source())
+    impl = source_module("candidate", source)
+    failing = {}
+    for c in problem.cases:
+        mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
+        if mismatches:
+            failing[c.name] = [str(m) for m in mismatches]
+    return failing

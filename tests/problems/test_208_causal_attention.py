@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -13,24 +10,16 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge, package_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "208-causal-attention")
-
-
-def _module(path: str, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, PROBLEM.root / path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _wrong(stem: str) -> str:
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem).source()
 
 
-REF = _module("reference.py", "ref_208")
+REF = package_module(PROBLEM, "reference.py", "ref_208")
 
 
 def test_reference_matches_torch_sdpa_on_real_rows() -> None:

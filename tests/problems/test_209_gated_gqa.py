@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -13,21 +10,13 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge, package_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "209-gated-gqa")
 
 
-def _module(path: str, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, PROBLEM.root / path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REF = _module("reference.py", "ref_209")
-CASES = _module("cases.py", "cases_209")
+REF = package_module(PROBLEM, "reference.py", "ref_209")
+CASES = package_module(PROBLEM, "cases.py", "cases_209")
 
 
 def test_reference_matches_a_layer_built_on_torch_gqa() -> None:

@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import types
-
 import pytest
 import torch
 
 from judge.casekit import Rng
-from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import failing_cases, judge, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "210-kv-cache")
-
-
-def _module(name: str, source: str) -> types.ModuleType:
-    mod = types.ModuleType(name)
-    exec(compile(source, f"{name}.py", "exec"), mod.__dict__)
-    return mod
-
-
-def _failing_cases(source: str) -> dict[str, list[str]]:
-    """Run every case in this process on the reference and on `source`; the cases that differ."""
-    ref = _module("reference", PROBLEM.reference.source())
-    impl = _module("candidate", source)
-    failing = {}
-    for c in PROBLEM.cases:
-        mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
-        if mismatches:
-            failing[c.name] = [str(m) for m in mismatches]
-    return failing
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("chunks", [[9], [1] * 9, [4, 1, 1, 3], [2, 5, 1, 1]])
 def test_reference_decoding_equals_full_causal_attention(chunks: list[int], dtype: torch.dtype) -> None:
-    ref = _module("reference", PROBLEM.reference.source())
+    ref = source_module("reference", PROBLEM.reference.source())
     rng = Rng(7)
     q = rng.normal(2, 6, 9, 8, std=1.5, dtype=dtype)
     k = rng.normal(2, 3, 9, 8, dtype=dtype)
@@ -58,7 +37,7 @@ def test_valueerror_subclass_empty_buffers_and_other_names_pass() -> None:
     src = src.replace("raise ValueError(", "raise CacheFull(")
     src = "class CacheFull(ValueError):\n    pass\n\n\n" + src
     assert "CacheFull(" in src and "torch.empty" in src
-    assert _failing_cases(src) == {}
+    assert failing_cases(PROBLEM, src) == {}
 
 
 def test_a_cache_that_concatenates_copies_fails_only_the_storage_check() -> None:
@@ -81,13 +60,13 @@ class KVCache:
     attention = PROBLEM.reference.source().split("def cached_attention", 1)[1]
     src = src.replace("from reference_attention import cached_attention  # replaced below\n", "import math\n")
     src += "\n\ndef cached_attention" + attention
-    failing = _failing_cases(src)
+    failing = failing_cases(PROBLEM, src)
     assert set(failing) == {"views_and_storage"}
     assert all("share_one_buffer" in m for m in failing["views_and_storage"])
 
 
 def test_starter_raises_not_implemented_everywhere() -> None:
-    starter = _module("starter", PROBLEM.starter.source())
+    starter = source_module("starter", PROBLEM.starter.source())
     for c in PROBLEM.cases:
         with pytest.raises(NotImplementedError):
             c.fn(starter, Rng(c.seed))

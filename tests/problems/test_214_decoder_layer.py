@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import types
-
 import pytest
 import torch
 import torch.nn.functional as F
 
 from judge.casekit import Rng, load_params
-from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import failing_cases, judge, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
 CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
 
 
-def _module(name: str, source: str) -> types.ModuleType:
-    mod = types.ModuleType(name)
-    exec(compile(source, f"{name}.py", "exec"), mod.__dict__)
-    return mod
-
-
-def _failing_cases(source: str) -> dict[str, list[str]]:
-    """Run every case in this process on the reference and on `source`; the cases that differ."""
-    ref = _module("reference", PROBLEM.reference.source())
-    impl = _module("candidate", source)
-    failing = {}
-    for c in PROBLEM.cases:
-        mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
-        if mismatches:
-            failing[c.name] = [str(m) for m in mismatches]
-    return failing
-
-
 def test_reference_matches_torch_builtins() -> None:
-    ref = _module("reference", PROBLEM.reference.source())
+    ref = source_module("reference", PROBLEM.reference.source())
     layer = ref.DecoderLayer(**CFG)
     weights = PROBLEM.cases_module._weights(Rng(3), **CFG)
     load_params(layer, **weights)
@@ -68,7 +47,7 @@ def test_reference_matches_torch_builtins() -> None:
 
 
 def test_zero_output_projections_make_the_layer_the_identity() -> None:
-    ref = _module("reference", PROBLEM.reference.source())
+    ref = source_module("reference", PROBLEM.reference.source())
     layer = ref.DecoderLayer(**CFG)
     with torch.no_grad():
         layer.self_attn.o_proj.weight.zero_()
@@ -91,7 +70,7 @@ def test_a_mask_buffer_must_not_enter_the_state_dict(persistent: bool) -> None:
         "future = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)", "future = self.causal[:s, :s]"
     )
     assert "self.causal[:s, :s]" in src
-    failing = _failing_cases(src)
+    failing = failing_cases(PROBLEM, src)
     if persistent:
         assert set(failing) == {"parameters"}
         assert "self_attn.causal" in failing["parameters"][0]
@@ -100,7 +79,7 @@ def test_a_mask_buffer_must_not_enter_the_state_dict(persistent: bool) -> None:
 
 
 def test_starter_raises_not_implemented_everywhere() -> None:
-    starter = _module("starter", PROBLEM.starter.source())
+    starter = source_module("starter", PROBLEM.starter.source())
     for c in PROBLEM.cases:
         with pytest.raises(NotImplementedError):
             c.fn(starter, Rng(c.seed))

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from judge.package import all_problem_dirs
 from judge.settings import REPO_ROOT
+from tests.web.factories import PROBLEMS
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker
 from web.problems.models import ProblemVersion
@@ -100,7 +102,11 @@ def test_serve_answers_on_its_port_and_refuses_unsafe_settings(tmp_path: Path) -
             except OSError:
                 assert time.monotonic() < deadline, "judge serve did not answer within 60 s"
                 time.sleep(0.3)
-        assert health["status"] == "ok" and health["backend"] == "local" and health["problems"] == 4
+        assert (
+            health["status"] == "ok"
+            and health["backend"] == "local"
+            and health["problems"] == len(all_problem_dirs(PROBLEMS))
+        )
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/openapi.json", timeout=5) as r:
             paths = json.loads(r.read())["paths"]
         assert {"/api/submissions", "/api/leaderboard", "/api/me/scores"} <= set(paths)

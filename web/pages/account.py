@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from web.auth import service
-from web.auth.models import ApiToken
+from web.auth.models import ApiToken, User
 from web.auth.router import Credentials
 from web.deps import DbDep, PlatformDep, client_address
 from web.errors import ApiError
@@ -53,6 +53,12 @@ def _stale_form_message(request: Request, principal: PageUserDep) -> str:
     return translations(lang).gettext("This form expired. Please send it again.")
 
 
+def _session_and_go(request: Request, db: DbDep, platform: PlatformDep, user: User, target: str) -> Response:
+    response = redirect(target)
+    service.start_session(db, platform, user, response, https=request.url.scheme == "https")
+    return response
+
+
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, principal: PageUserDep, next: str | None = None) -> Response:
     if principal is not None:
@@ -80,9 +86,7 @@ def login_form(
         except ApiError as exc:
             error, status = exc.message, exc.status
         else:
-            response = redirect(target)
-            service.start_session(db, platform, user, response, https=request.url.scheme == "https")
-            return response
+            return _session_and_go(request, db, platform, user, target)
     return _form_page(request, "login.html", principal, status, next=target, username=username, error=error)
 
 
@@ -127,9 +131,7 @@ def register_form(
         except ApiError as exc:
             error, status = exc.message, exc.status
         else:
-            response = redirect(target)
-            service.start_session(db, platform, user, response, https=request.url.scheme == "https")
-            return response
+            return _session_and_go(request, db, platform, user, target)
     return _form_page(
         request, "register.html", principal, status, next=target, username=username, error=error
     )

@@ -1,0 +1,203 @@
+"""Cases for problem 203. Each returns observations; the judge compares them with the reference's.
+
+Checker choices, measured on torch 2.13 CPU by running every case below with the three files
+in solutions/accepted (index_select + einsum, one-hot product + F.linear, a tied nn.Linear +
+gather) and three more heads (broadcast multiply and sum, a Python loop over vocabulary rows,
+float64 maths rounded to fp32), plus 30 extra random draws at vocab 50, dim 48:
+- Lookups copy rows, so every formulation is bit-identical (one-hot products included: one
+  row times 1 plus zeros is exact, in bf16 too): exact().
+- Logits (|logits| up to 31 here): the accepted heads mostly reach the same fp32 GEMM and agree
+  bit for bit (einsum on 1-D h is 2.4e-7 off); other sum orders and float64 are at most 8.6e-6
+  off in the cases (7.6e-6 in the extra draws), at most 7% of LOGITS = allclose(rtol=1e-5,
+  atol=5e-5). Rounding the logits to bf16 (a bf16 matmul followed by .float()) is up to 0.062
+  off, 0.39% relative, and fails 98% of the elements.
+- bf16 weights and inputs: products of two bf16 numbers are exact in fp32, so the fp32 heads
+  agree to 3.8e-6 whatever the order of the sum.
+- weight.grad in the tied case (entries up to 0.83): the accepted files agree bit for bit;
+  other sum orders and float64 are at most 2.4e-7 off, 12% of GRADS. Leaving out either the
+  lookup's or the head's contribution changes the gradient at order one.
+- The init check is statistical. Over 64000 draws from N(0, 0.02²) the sample mean has an sd
+  of 7.9e-5 and the sample std one of 5.6e-5, so both round to 3 decimals as 0.0 and 0.02
+  unless they are more than 6 sd off (3000 seeds, two init styles: never); the fraction within
+  one std (0.683) has an sd of 0.0018, and the band 0.66..0.705 is 12 sd wide on each side.
+  A uniform draw with the same std puts 0.577 there.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from judge.casekit import case, load_params
+from judge.checkers import allclose, exact
+
+LOGITS = allclose(rtol=1e-5, atol=5e-5)
+GRADS = allclose(rtol=1e-5, atol=2e-6)
+
+
+def _model(impl, rng, vocab, dim, std=0.5, dtype=torch.float32):
+    m = impl.TiedEmbedding(vocab, dim)
+    load_params(m, weight=rng.normal(vocab, dim, std=std))
+    return m.to(dtype)
+
+
+def _raises(fn):
+    try:
+        fn()
+    except Exception:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------- the parameter
+
+
+@case(points=8, public=True, checker=exact())
+def init(impl, rng):
+    """唯一的参数 weight，形状 (vocab_size, dim)，fp32，服从 N(0, 0.02²) /
+    one parameter `weight`, shape (vocab_size, dim), fp32, drawn from N(0, 0.02²)"""
+    m = impl.TiedEmbedding(1000, 64)
+    params = dict(m.named_parameters())
+    obs = {"parameters": ", ".join(sorted(params))}
+    w = params.get("weight")
+    if w is None:
+        return obs
+    wf = w.detach().double()
+    obs.update(
+        shape=tuple(w.shape),
+        dtype=w.dtype,
+        requires_grad=w.requires_grad,
+        # Rounded, so that a learner sees the value: within 6 sd of 0 and 0.02 they round the same.
+        mean_to_3_decimals=round(float(wf.mean()), 3) + 0.0,
+        std_to_3_decimals=round(float(wf.std()), 3),
+        bell_shaped=0.66 < float((wf.abs() < 0.02).double().mean()) < 0.705,
+    )
+    return obs
+
+
+# ---------------------------------------------------------------- embed
+
+
+@case(points=12, public=True, checker=exact())
+def lookup_fp32(impl, rng):
+    """ids 形状 (2, 5)，有重复的 id，也有 0 和 vocab_size - 1：逐行取出 weight 的行 /
+    ids of shape (2, 5) with repeats, 0 and vocab_size - 1: each id picks its row of weight"""
+    m = _model(impl, rng, 40, 16)
+    ids = rng.integers(0, 40, 2, 5)
+    ids[0, 0], ids[1, 4] = 0, 39
+    ids[1, :2] = ids[0, 1]
+    return {"x": m.embed(ids)}
+
+
+@case(points=10, checker=exact())
+def lookup_shapes(impl, rng):
+    """任意形状的 ids：(1, 1)、一维、三维、零维，输出形状为 ids.shape + (dim,) /
+    ids of any shape: (1, 1), 1-D, 3-D and 0-D; the output has shape ids.shape + (dim,)"""
+    m = _model(impl, rng, 23, 7)
+    return {
+        "ids_1x1": m.embed(torch.tensor([[17]])),
+        "ids_1d": m.embed(rng.integers(0, 23, 6)),
+        "ids_3d": m.embed(rng.integers(0, 23, 2, 3, 4)),
+        "ids_0d": m.embed(torch.tensor(5)),
+        "all_same_id": m.embed(torch.full((3, 3), 11)),
+    }
+
+
+@case(points=8, checker=exact())
+def lookup_bf16(impl, rng):
+    """bf16 的 weight：取出的行原样返回，dtype 仍为 bf16 /
+    a bf16 weight: rows come back unchanged, still bf16"""
+    m = _model(impl, rng, 64, 32, dtype=torch.bfloat16)
+    return {"x": m.embed(rng.integers(0, 64, 3, 8))}
+
+
+@case(points=10, checker=exact())
+def out_of_range_raises(impl, rng):
+    """越界的 id（等于 vocab_size、更大、负数）必须抛出异常，负数不能绕到表尾 /
+    ids out of range (vocab_size, larger, negative) must raise; negative ids must not wrap to the end"""
+    m = _model(impl, rng, 30, 8)
+    return {
+        "id_vocab_size_raises": _raises(lambda: m.embed(torch.tensor([3, 30]))),
+        "id_1000_raises": _raises(lambda: m.embed(torch.tensor([[0, 1], [1000, 2]]))),
+        "id_minus_1_raises": _raises(lambda: m.embed(torch.tensor([4, -1, 2]))),
+        "id_minus_30_raises": _raises(lambda: m.embed(torch.tensor([[-30]]))),
+        "ids_0_and_29": m.embed(torch.tensor([0, 29])),
+    }
+
+
+# ---------------------------------------------------------------- logits
+
+
+@case(points=12, public=True, checker=LOGITS)
+def logits_fp32(impl, rng):
+    """h 形状 (2, 5, dim)，logits = h @ weight.T，形状 (2, 5, vocab_size)，fp32 /
+    h of shape (2, 5, dim): logits = h @ weight.T, shape (2, 5, vocab_size), fp32"""
+    m = _model(impl, rng, 40, 48)
+    return {"logits": m.logits(rng.normal(2, 5, 48, std=2.0))}
+
+
+@case(points=10, checker=LOGITS)
+def logits_bf16(impl, rng):
+    """bf16 的 h 和 weight：logits 在 fp32 中计算并以 fp32 返回；混合 dtype 同样 /
+    bf16 h and weight: logits computed and returned in fp32; the same for mixed dtypes"""
+    m = _model(impl, rng, 96, 64)
+    h = rng.normal(3, 7, 64, std=2.0)
+    out = {"fp32_h_fp32_weight": m.logits(h)}
+    m = m.to(torch.bfloat16)
+    out["bf16_h_bf16_weight"] = m.logits(h.bfloat16())
+    out["fp32_h_bf16_weight"] = m.logits(h)
+    return out
+
+
+@case(points=6, checker=LOGITS)
+def logits_shapes(impl, rng):
+    """各种形状的 h：一维 (dim,)、(1, 1, dim)、四维；奇数的词表和维数 /
+    h of other shapes: 1-D (dim,), (1, 1, dim) and 4-D, with odd vocab and dim"""
+    m = _model(impl, rng, 7, 5)
+    return {
+        "h_1d": m.logits(rng.normal(5, std=2.0)),
+        "h_1x1": m.logits(rng.normal(1, 1, 5, std=2.0)),
+        "h_4d": m.logits(rng.normal(2, 1, 3, 5, std=2.0)),
+    }
+
+
+@case(points=6, checker=LOGITS)
+def square_table(impl, rng):
+    """vocab_size == dim：忘了转置不会报形状错误，只会算错 /
+    vocab_size == dim: a missing transpose raises no shape error, it just gives wrong logits"""
+    m = _model(impl, rng, 12, 12)
+    return {"logits": m.logits(rng.normal(3, 12, std=2.0))}
+
+
+# ---------------------------------------------------------------- tying
+
+
+@case(points=12, checkers={"grads": GRADS, "loss": LOGITS})
+def tied_gradient(impl, rng):
+    """一个同时经过 embed 和 logits 的损失：weight.grad 是两部分梯度之和 /
+    a loss through both embed and logits: weight.grad is the sum of both contributions"""
+    vocab, dim = 50, 48
+    m = _model(impl, rng, vocab, dim)
+    ids = rng.integers(0, vocab, 3, 6)
+    ids[0, :3] = 5  # a repeated id: its row collects three gradients
+    mix = rng.normal(dim, dim, std=dim**-0.5)
+    targets = rng.integers(0, vocab, 3, 6)
+    h = torch.tanh(m.embed(ids) @ mix) * 3.0  # a stand-in for the transformer layers
+    loss = F.cross_entropy(m.logits(h).reshape(-1, vocab), targets.reshape(-1))
+    loss.backward()
+    return {"loss": loss, "grads": {"weight": m.weight.grad}}
+
+
+@case(points=6, checker=exact(), checkers={"logits_before": LOGITS, "logits_after": LOGITS})
+def shared_storage(impl, rng):
+    """原地修改 weight 之后，embed 和 logits 都要看到新值（同一份存储，没有副本）/
+    after an in-place change to weight, embed and logits both see it (one storage, no copy)"""
+    m = _model(impl, rng, 20, 16)
+    h = rng.normal(4, 16, std=2.0)
+    before = m.logits(h)
+    with torch.no_grad():
+        m.weight[3].mul_(-2.0)
+        m.weight[11] += 1.5
+    return {
+        "logits_before": before,
+        "logits_after": m.logits(h),
+        "rows_after": m.embed(torch.tensor([3, 11, 0])),
+    }

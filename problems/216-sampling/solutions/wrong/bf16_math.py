@@ -1,0 +1,28 @@
+"""你在 logits 自己的 dtype（bf16）里做了除法、softmax 和累加，最后才转 fp32。bf16 只有 8 位有效数字：除以温度就已经舍入了，softmax 和累计概率也会差到千分之几，top-p 的截断点随之移动。一开始就转 fp32：x = logits.float() / temperature。
+You divide, softmax and accumulate in the logits' own dtype (bf16) and convert to fp32 only at the end. bf16 keeps 8 significant bits: dividing by the temperature already rounds, and softmax and the cumulative sums are off by a few parts in a thousand, which moves the top-p cut. Convert first: x = logits.float() / temperature."""
+
+import torch
+
+
+def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
+    x = logits / temperature
+    vocab = x.shape[-1]
+    if 0 < top_k < vocab:
+        kth = torch.topk(x, top_k, dim=-1).values[..., -1:]
+        x = x.masked_fill(x < kth, float("-inf"))
+    if top_p < 1.0:
+        probs = torch.softmax(x, dim=-1)
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        cum = torch.cumsum(sorted_probs, dim=-1)
+        drop_sorted = (cum - sorted_probs) >= top_p
+        drop_sorted[..., 0] = False
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        x = x.masked_fill(drop, float("-inf"))
+    return x.float()
+
+
+def sample(logits, generator, temperature=1.0, top_k=0, top_p=1.0):
+    if temperature == 0:
+        return torch.argmax(logits, dim=-1)
+    probs = torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
