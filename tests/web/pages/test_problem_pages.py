@@ -197,3 +197,13 @@ def test_validation_needs_a_judge(tmp_path_factory: pytest.TempPathFactory) -> N
         res = client.post("/api/admin/problems/204/validate", headers=bearer(admin_token))
         assert res.status_code == 409 and res.json()["error"]["code"] == "no_judge"
         assert client.post("/api/admin/problems/999/validate", headers=bearer(admin_token)).status_code == 404
+
+
+def test_every_problem_page_renders_in_both_languages(app_client: TestClient) -> None:
+    ids = [p["id"] for p in app_client.get("/api/problems").json()]
+    assert len(ids) >= 13
+    for client in (app_client, english(app_client)):
+        for problem_id in ids:
+            page = client.get(f"/problems/{problem_id}")
+            assert page.status_code == 200, problem_id
+            assert page_data(page.text)["problem"]["id"] == problem_id
