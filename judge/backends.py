@@ -7,13 +7,11 @@ from typing import Literal
 
 from judge.settings import REPO_ROOT
 from sandbox.backend import Backend
-from sandbox.local import LocalBackend
+from sandbox.local import UNSANDBOXED_WARNING, LocalBackend
+
+__all__ = ["UNSANDBOXED_WARNING", "make_backend", "require_sandbox"]
 
 BackendName = Literal["auto", "local", "docker"]
-
-UNSANDBOXED_WARNING = (
-    "本地后端不是安全沙箱 the local backend is no security boundary: submitted code runs as you"
-)
 
 
 class BackendUnavailable(Exception):

@@ -71,6 +71,25 @@ def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
     return 0
 
 
+def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.backends import make_backend
+    from judge.expected import ExpectedStore
+    from judge.kit import build_kit
+    from judge.package import Problem, all_problem_dirs, find_problem
+
+    if args.problems:
+        problems = [find_problem(p, settings.problems_dir) for p in args.problems]
+    else:
+        problems = [Problem(d) for d in all_problem_dirs(settings.problems_dir)]
+    # The reference and the known mistakes are the author's code: the local backend will do.
+    backend, _warnings = make_backend(args.backend or "local")
+    store = ExpectedStore(settings.cache_dir, settings.startup_s)
+    root = build_kit(Path(args.out), problems, store, backend, args.server)
+    print(f"practice kit: {root} ({len(problems)} problems)")
+    print(f"try: python {root / 'judge.py'} {problems[0].id}" if problems else "")
+    return 0
+
+
 def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
     import docker
 
@@ -119,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("slug", help="lowercase-with-dashes, e.g. kv-cache")
     new.add_argument("--dir", help="where to create it (default: the problems folder)")
     new.set_defaults(func=_new)
+    kit = sub.add_parser("kit", help="write the offline practice kit (practice/) for learners")
+    kit.add_argument("--out", required=True, help="the folder to write practice/ into")
+    kit.add_argument("--server", default="http://127.0.0.1:8000", help="where the kit's --submit sends")
+    kit.add_argument("--problems", nargs="*", help="ids to include (default: every problem)")
+    kit.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
+    kit.set_defaults(func=_kit)
     image = sub.add_parser("image", help="the sandbox's runtime image")
     image_sub = image.add_subparsers(dest="image_command", required=True)
     build = image_sub.add_parser("build", help="build the runtime image unless it exists")

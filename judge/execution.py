@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from judge.observations import ObservationError, decode
-from judge.package import Problem
 from judge.protocol import ParsedStream, StreamLimits, parse_stream
 from judge.runner.job import RunnerJob, SolutionSource
 from judge.runner.main import EXIT_INTERNAL
 from judge.verdicts import Verdict
 from sandbox.backend import Backend, Limits, Outcome
+
+if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
+    from judge.package import Problem
 
 CaseStatus = Literal["ok", "error", "memory", "forbidden"]
 LOG_TAIL = 2000

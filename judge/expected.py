@@ -14,12 +14,15 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judge.execution import RunResult, SolutionRun, batch_limits, interpret, limits_for, run_solutions
-from judge.package import Problem, SolutionFile
 from judge.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
 from judge.runner.job import SolutionSource
 from sandbox.backend import Backend, Outcome
+
+if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
+    from judge.package import Problem, SolutionFile
 
 
 class TrustedRunError(Exception):

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from judge.backends import UNSANDBOXED_WARNING
 from judge.casekit import Case
 from judge.compare import compare
 from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_solutions
 from judge.expected import Expected, ExpectedStore, TrustedRunError
-from judge.package import Problem
 from judge.report import CaseResult, Report
 from judge.runner.job import LEARNER_FILE, SolutionSource
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
+from sandbox.local import UNSANDBOXED_WARNING
+
+if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
+    from judge.package import Problem
 
 MAX_SOURCE_BYTES = 256 * 1024
 

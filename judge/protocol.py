@@ -16,10 +16,12 @@ loading it, and one "case" frame per case; then "done".
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import json
 import math
 import struct
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,11 +79,46 @@ class ParsedStream:
 
 def encode_frame(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> bytes:
     """Serialise one frame. Used by the runner (inside the sandbox) and by tests."""
-    from safetensors.torch import save  # imported here: the judge side never needs it
-
     head_bytes = json.dumps(head, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    blob = save(tensors) if tensors else b""
+    blob = save_safetensors(tensors) if tensors else b""
     return _PREFIX.pack(MAGIC, len(head_bytes), len(blob)) + head_bytes + blob
+
+
+# The safetensors format, read and written with torch alone: the practice kit runs where only
+# torch is installed. The layout is the standard one (tests load it with the safetensors
+# package both ways): an 8-byte little-endian header size, a JSON header of
+# {name: {dtype, shape, data_offsets}}, then the little-endian bytes of each tensor.
+_DTYPE_NAMES = {dtype: name for name, (dtype, _) in SAFETENSORS_DTYPES.items()}
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    t = t.detach().to("cpu").contiguous()
+    if t.dtype not in _DTYPE_NAMES:
+        raise ValueError(f"cannot store a tensor of dtype {t.dtype} as safetensors")
+    n = t.numel() * t.element_size()
+    # A byte copy of the tensor's memory without numpy (which the kit may not have).
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def save_safetensors(tensors: dict[str, torch.Tensor]) -> bytes:
+    if sys.byteorder != "little":  # safetensors is little-endian; so is every machine torch runs on
+        raise ValueError("safetensors needs a little-endian machine")
+    header: dict[str, Any] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        data = _tensor_bytes(t)
+        header[name] = {
+            "dtype": _DTYPE_NAMES[t.dtype],
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        chunks.append(data)
+        offset += len(data)
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head += b" " * (-len(head) % 8)  # the format aligns the data to 8 bytes
+    return struct.pack("<Q", len(head)) + head + b"".join(chunks)
 
 
 def parse_stream(data: bytes, limits: StreamLimits | None = None) -> ParsedStream:
@@ -173,15 +210,23 @@ def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torc
         if count * SAFETENSORS_DTYPES[dtype_name][1] != offsets[1] - offsets[0]:
             raise ProtocolError(f"tensor {name!r} has a byte size that does not match its shape")
         spans.append((offsets[0], offsets[1]))
-    spans.sort()
-    for (_, end_a), (start_b, _) in itertools.pairwise(spans):
+    ordered = sorted(spans)
+    for (_, end_a), (start_b, _) in itertools.pairwise(ordered):
         if start_b < end_a:
             raise ProtocolError("safetensors tensors overlap")
-    from safetensors import SafetensorError
-    from safetensors.torch import load
-
-    try:
-        tensors = load(bytes(blob))
-    except (SafetensorError, ValueError, RuntimeError) as exc:
-        raise ProtocolError(f"safetensors blob does not load: {exc}") from exc
+    # Every entry was checked above (dtype, shape, offsets inside the blob, byte size): now the
+    # bytes become tensors, each a copy, so nothing refers to the blob afterwards.
+    base = 8 + header_len
+    tensors: dict[str, torch.Tensor] = {}
+    for (name, info), (start, end) in zip(header.items(), spans, strict=True):
+        dtype, _size = SAFETENSORS_DTYPES[info["dtype"]]
+        raw = bytearray(blob[base + start : base + end])
+        if dtype == torch.bool:
+            flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            if bool((flat > 1).any()):
+                raise ProtocolError(f"tensor {name!r} holds bools other than 0 and 1")
+            flat = flat.to(torch.bool)
+        else:
+            flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        tensors[name] = flat.reshape(info["shape"]).clone()
     return tensors, elements

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
 
-class Verdict(StrEnum):
+class Verdict(str, Enum):  # noqa: UP042 (not StrEnum: the practice kit runs on Python 3.10)
     AC = "AC"  # accepted
     WA = "WA"  # wrong answer
     RE = "RE"  # runtime error
@@ -14,6 +14,12 @@ class Verdict(StrEnum):
     OLE = "OLE"  # output limit exceeded
     CE = "CE"  # does not parse, or lacks an entry point
     SE = "SE"  # the judge failed; never the learner's fault
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 # Worst first. A submission's verdict is the first of these that any of its cases has.

@@ -26,6 +26,10 @@ from pathlib import Path
 
 from sandbox.backend import Limits, Outcome
 
+UNSANDBOXED_WARNING = (
+    "本地后端不是安全沙箱 the local backend is no security boundary: submitted code runs as you"
+)
+
 # What the runner itself needs before learner code runs: the interpreter, torch and its
 # libraries map about 0.6 GiB of address space. The learner's budget comes on top.
 BASELINE_ADDRESS_SPACE = 1024 * 1024 * 1024

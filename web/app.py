@@ -20,6 +20,7 @@ from web.pages.errors import error_page
 from web.pages.router import router as pages_router
 from web.pages.templating import STATIC_DIR
 from web.platform import Platform, build_platform
+from web.problems.kit import router as kit_router
 from web.problems.router import router as problems_router
 from web.scores.router import router as scores_router
 from web.settings import WebSettings
@@ -54,6 +55,7 @@ def create_app(
         auth_router,
         problems_router,
         drafts_router,
+        kit_router,
         submissions_router,
         scores_router,
         admin_router,

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +89,51 @@ def wait_done(client: TestClient, token: str, sub_id: int, timeout: float = 120.
 
 def read_204(path: str) -> str:
     return (PKG_204 / path).read_text()
+
+
+@contextmanager
+def running_server(tmp: Path, **env: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """`judge serve` on a free port of its own: (its URL, the environment it runs with)."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "JUDGE_DATABASE_URL": f"sqlite:///{tmp / 'site.db'}",
+        "JUDGE_SECRET_KEY": "server-tests-0123456789-abcdefghijklmnop",
+        "JUDGE_CACHE_DIR": os.environ.get("JUDGE_CACHE_DIR", str(tmp / "cache")),
+        **env,
+    }
+    log_path = tmp / "serve.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=full_env,
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/healthz", timeout=2) as res:
+                        if res.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("judge serve did not start:\n" + log_path.read_text()[-3000:])
+                time.sleep(0.2)
+            yield url, full_env
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from sqlalchemy import select
 
 from judge.package import all_problem_dirs
 from judge.settings import REPO_ROOT
-from tests.web.factories import PROBLEMS
+from tests.web.factories import PROBLEMS, free_port
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker
 from web.problems.models import ProblemVersion
@@ -68,12 +67,6 @@ def test_db_upgrade_admin_create_and_problems_sync(tmp_path: Path) -> None:
             assert sorted(current) == ["204", "205", "206", "207"]
     finally:
         engine.dispose()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_serve_answers_on_its_port_and_refuses_unsafe_settings(tmp_path: Path) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from judge.settings import REPO_ROOT
-from tests.web.factories import PASSWORD, read_204, unique_name
-from tests.web.test_cli import free_port
+from tests.web.factories import PASSWORD, read_204, running_server, unique_name
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 Browser, Page, expect = playwright_api.Browser, playwright_api.Page, playwright_api.expect
@@ -57,47 +54,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     if not (REPO_ROOT / "web" / "static" / "dist" / "app.js").exists():
         _require("the front end is not built", "run `make frontend`")
     tmp = tmp_path_factory.mktemp("browser")
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUDGE_DATABASE_URL": f"sqlite:///{tmp / 'site.db'}",
-        "JUDGE_SECRET_KEY": "browser-tests-0123456789-abcdefghijklmnop",
-        "JUDGE_CACHE_DIR": os.environ.get("JUDGE_CACHE_DIR", str(tmp / "cache")),
-        "JUDGE_WORKERS": "2",
-        # Low enough for test_rate_limit_says_so to reach; each other test uses a new learner.
-        "JUDGE_SUBMITS_PER_USER": str(SUBMITS_PER_USER),
-    }
-    log = (tmp / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        cwd=REPO_ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=2) as res:
-                    if res.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("judge serve did not start:\n" + (tmp / "serve.log").read_text()[-3000:])
-            time.sleep(0.2)
+    # Low enough for test_rate_limit_says_so to reach; each other test uses a new learner.
+    settings = {"JUDGE_WORKERS": "2", "JUDGE_SUBMITS_PER_USER": str(SUBMITS_PER_USER)}
+    with running_server(tmp, **settings) as (url, env):
         shots = Path(os.environ.get("JUDGE_SCREENSHOT_DIR") or tmp / "shots")
         shots.mkdir(parents=True, exist_ok=True)
         yield Site(url, env, shots)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

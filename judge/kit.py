@@ -1,0 +1,245 @@
+"""`judge kit --out DIR`: the practice kit a learner downloads once and judges with offline.
+
+The kit holds, per problem, the statement, the starter as `solution.py`, the PUBLIC cases only
+(cases.py with every hidden case and every helper only they use removed) and what the reference
+and the known wrong solutions produce on them, as data (`expected.json` + `expected.safetensors`).
+No reference code, no wrong solution's code and no hidden case goes in. The checking logic is
+not written twice: the kit carries copies of the judge's own modules (the runner, the checkers,
+grading, the report), taken from this checkout when the kit is made, and `practice/judge.py`
+(judge/practice.py) drives them exactly as `judge run --cases public` does.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import shutil
+import zipfile
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from judge.expected import ExpectedStore
+from judge.observations import encode
+from judge.package import Problem
+from judge.protocol import save_safetensors
+from judge.settings import REPO_ROOT
+from sandbox.backend import Backend
+
+KIT_FORMAT = 1
+# What the kit runs, copied from this checkout: modules that import only the standard library,
+# torch and each other (tests/judge/test_kit.py proves it in a venv holding only torch).
+KIT_MODULES = (
+    "judge/__init__.py",
+    "judge/casekit.py",
+    "judge/checkers/__init__.py",
+    "judge/checkers/allclose.py",
+    "judge/checkers/base.py",
+    "judge/checkers/exact.py",
+    "judge/checkers/ulp.py",
+    "judge/compare.py",
+    "judge/execution.py",
+    "judge/expected.py",
+    "judge/grading.py",
+    "judge/observations.py",
+    "judge/protocol.py",
+    "judge/report.py",
+    "judge/runner/__init__.py",
+    "judge/runner/__main__.py",
+    "judge/runner/guards.py",
+    "judge/runner/job.py",
+    "judge/runner/main.py",
+    "judge/runner/tracebacks.py",
+    "judge/verdicts.py",
+    "sandbox/__init__.py",
+    "sandbox/backend.py",
+    "sandbox/local.py",
+)
+LIBRARY_DIR = "_judge"  # inside practice/: the copied modules
+STATEMENTS = ("statement.zh.md", "statement.en.md")
+
+
+def public_cases_source(source: str) -> str:
+    """cases.py without its hidden cases, the helpers only they used, or its module docstring
+    (which discusses every case)."""
+    tree = ast.parse(source)
+    body = [node for node in tree.body if not _is_hidden_case(node)]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    # Drop top-level functions and classes nothing left refers to, until none is left to drop.
+    while True:
+        used = _names_used(body)
+        kept = [
+            node
+            for node in body
+            if not (
+                isinstance(node, ast.FunctionDef | ast.ClassDef)
+                and node.name not in used
+                and not _is_case(node)
+            )
+        ]
+        if len(kept) == len(body):
+            break
+        body = kept
+    tree.body = body
+    header = "# 公开用例（练习包）/ The public cases of this problem, for the practice kit.\n"
+    return header + ast.unparse(tree) + "\n"
+
+
+def _case_call(node: ast.AST) -> ast.Call | None:
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    for deco in node.decorator_list:
+        if isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "case":
+            return deco
+    return None
+
+
+def _is_case(node: ast.AST) -> bool:
+    return _case_call(node) is not None
+
+
+def _is_hidden_case(node: ast.AST) -> bool:
+    call = _case_call(node)
+    if call is None:
+        return False
+    public = next((kw.value for kw in call.keywords if kw.arg == "public"), None)
+    return not (isinstance(public, ast.Constant) and public.value is True)
+
+
+def _names_used(body: Iterable[ast.stmt]) -> set[str]:
+    used: set[str] = set()
+    for node in body:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                used.add(sub.id)
+            elif isinstance(sub, ast.Attribute):
+                used.add(sub.attr)
+    return used
+
+
+def expected_data(problem: Problem, store: ExpectedStore, backend: Backend) -> tuple[dict[str, Any], bytes]:
+    """What the reference and each wrong solution produce on the public cases: JSON and tensors."""
+    expected = store.get(problem, backend)
+    public = [c.name for c in problem.cases if c.public]
+    runs = [("reference", "", expected.reference)] + [(w.name, w.hint, w.run) for w in expected.wrong]
+    tensors = {}
+    solutions = []
+    for index, (name, hint, run) in enumerate(runs):
+        cases = {}
+        for case_name in public:
+            case = run.cases.get(case_name)
+            if case is None:
+                continue
+            head: dict[str, Any] = {"status": case.status, "time_ms": case.time_ms}
+            if case.status == "ok":
+                manifest, named = encode(case.observations)
+                head["obs"] = manifest
+                # Tensor names in the manifest are per case; prefix them to share one file.
+                tensors.update({f"{index}/{case_name}/{k}": v for k, v in named.items()})
+            else:
+                head["message"] = case.message
+                if case.api:
+                    head["api"] = case.api
+            cases[case_name] = head
+        solutions.append({"name": name, "hint": hint, "cases": cases})
+    data = {"format": KIT_FORMAT, "problem": problem.id, "cases": public, "solutions": solutions}
+    return data, save_safetensors(tensors)
+
+
+def problem_metadata(problem: Problem) -> dict[str, Any]:
+    spec = problem.spec
+    return {
+        "id": problem.id,
+        "slug": spec.slug,
+        "title": {"zh": spec.title.zh, "en": spec.title.en},
+        "version": problem.content_hash,
+        "chapter": spec.chapter,
+        "entry_points": list(spec.entry_points),
+        "forbidden": list(spec.forbidden),
+        "limits": spec.limits.model_dump(),
+        "points": {c.name: c.points for c in problem.cases if c.public},
+    }
+
+
+def build_kit(
+    out: Path,
+    problems: list[Problem],
+    store: ExpectedStore,
+    backend: Backend,
+    server: str,
+) -> Path:
+    """Write `out/practice/`. A learner's existing solution.py files are never overwritten."""
+    root = out / "practice"
+    root.mkdir(parents=True, exist_ok=True)
+    library = root / LIBRARY_DIR
+    if library.exists():
+        shutil.rmtree(library)  # the modules always match this kit's data
+    for rel in KIT_MODULES:
+        target = library / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / rel, target)
+    shutil.copyfile(REPO_ROOT / "judge" / "practice.py", root / "judge.py")
+    listed = []
+    for problem in sorted(problems, key=lambda p: p.id):
+        folder = root / problem.root.name
+        folder.mkdir(exist_ok=True)
+        for name in STATEMENTS:
+            if problem.file(name).exists():
+                shutil.copyfile(problem.file(name), folder / name)
+        if not (folder / "solution.py").exists():
+            shutil.copyfile(problem.starter.path, folder / "solution.py")
+        shutil.copyfile(problem.starter.path, folder / "starter.py")
+        (folder / "cases.py").write_text(public_cases_source(problem.read("cases.py")), encoding="utf-8")
+        meta = problem_metadata(problem)
+        (folder / "problem.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+        data, blob = expected_data(problem, store, backend)
+        (folder / "expected.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        (folder / "expected.safetensors").write_bytes(blob)
+        listed.append(
+            {"id": problem.id, "folder": folder.name, "version": meta["version"], "title": meta["title"]}
+        )
+    kit = {
+        "format": KIT_FORMAT,
+        "server": server.rstrip("/"),
+        "made_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "problems": listed,
+    }
+    (root / "kit.json").write_text(json.dumps(kit, ensure_ascii=False, indent=1), encoding="utf-8")
+    (root / "README.md").write_text(KIT_README.format(server=kit["server"]), encoding="utf-8")
+    return root
+
+
+def zip_kit(root: Path) -> bytes:
+    """The kit folder as a zip whose entries start with practice/ (the web download)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, Path("practice") / path.relative_to(root))
+    return buffer.getvalue()
+
+
+KIT_README = """# 练习包 / Practice kit
+
+需要 Python 3.10+ 与 torch 2.1+，不需要其他包，也不需要联网。
+Needs Python 3.10+ and torch 2.1+, nothing else, and no network.
+
+```sh
+python practice/judge.py              # 列出题目与本地状态 / list problems and your local status
+python practice/judge.py 204          # 用公开用例评测 204 / judge practice/204-*/solution.py (public cases)
+python practice/judge.py --all        # 评测全部 / judge every problem
+python practice/judge.py 204 --submit # 交给服务器正式评测 / official verdict and score from the server
+```
+
+`--submit` 把代码交给 {server}（或 `--server URL`），令牌取自环境变量 `JUDGE_TOKEN`，
+或文件 `~/.config/llm-judge/token`（在网站的“设置”页创建）。
+`--submit` sends your code to {server} (or `--server URL`) with the token from `JUDGE_TOKEN`
+or the file `~/.config/llm-judge/token` (create one on the site's Settings page).
+
+本地评测只用公开用例；隐藏用例只在服务器上。代码在你自己的机器上运行，没有沙箱。
+Local judging uses the public cases only; hidden cases live on the server. Your code runs on
+your own machine, without a sandbox.
+"""

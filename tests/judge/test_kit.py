@@ -1,0 +1,201 @@
+"""The practice kit: what it holds (and never holds), and local verdicts equal to the server's
+`judge run --cases public`, judged in a fresh venv that holds torch and nothing else."""
+
+from __future__ import annotations
+
+import glob
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from judge.kit import public_cases_source
+from judge.package import Problem
+from judge.settings import REPO_ROOT
+
+PROBLEMS = REPO_ROOT / "problems"
+KIT_PROBLEMS = ("204", "207")
+COMPARED = ("name", "public", "verdict", "score", "max_score", "message", "hint")
+
+
+def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO_ROOT, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("kit")
+    made = run([sys.executable, "-m", "judge", "kit", "--out", str(out), "--problems", *KIT_PROBLEMS])
+    assert made.returncode == 0, made.stderr
+    return out / "practice"
+
+
+@pytest.fixture(scope="module")
+def torch_only(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A new venv with the same torch and nothing of ours: no numpy, safetensors or pydantic."""
+    venv = tmp_path_factory.mktemp("torch-only") / "venv"
+    assert run([sys.executable, "-m", "venv", str(venv)]).returncode == 0
+    python = str(venv / "bin" / "python")
+    version = torch.__version__.split("+")[0]
+    installed = run([python, "-m", "pip", "install", "--quiet", f"torch=={version}"])
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    listed = run([python, "-m", "pip", "list", "--format=json"])
+    names = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert "torch" in names
+    assert not names & {"numpy", "safetensors", "pydantic", "pydantic-settings", "llm-judge"}, names
+    return python
+
+
+def kit_text(kit: Path) -> str:
+    """Everything in the kit as text, except the hints (which quote the fix on purpose)."""
+    texts = []
+    for path in sorted(kit.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.name == "expected.json":
+            data = json.loads(path.read_text())
+            for solution in data["solutions"]:
+                solution["hint"] = ""
+            texts.append(json.dumps(data, ensure_ascii=False))
+        else:
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    return "\n".join(texts)
+
+
+def test_kit_holds_no_reference_and_no_hidden_case(kit: Path) -> None:
+    for problem_id in KIT_PROBLEMS:
+        problem = Problem(next(PROBLEMS.glob(f"{problem_id}-*")))
+        folder = kit / problem.root.name
+        assert sorted(p.name for p in folder.iterdir()) == [
+            "cases.py",
+            "expected.json",
+            "expected.safetensors",
+            "problem.json",
+            "solution.py",
+            "starter.py",
+            "statement.en.md",
+            "statement.zh.md",
+        ]
+        everything = kit_text(kit)
+        hidden = [c.name for c in problem.cases if not c.public]
+        assert hidden and not [name for name in hidden if name in everything], "a hidden case is in the kit"
+        assert (folder / "solution.py").read_text() == problem.starter.source()
+        # No line of the reference or of a wrong solution's code (their hints are meant to be there).
+        for secret in [problem.reference, *problem.solutions("wrong"), *problem.solutions("accepted")]:
+            lines = [
+                line.strip()
+                for line in secret.source().split('"""')[-1].splitlines()
+                if len(line.strip()) > 30 and line.strip() not in problem.starter.source()
+            ]
+            leaked = [line for line in lines if line in everything]
+            assert not leaked, f"{secret.name}: {leaked[:3]}"
+        expected = json.loads((folder / "expected.json").read_text())
+        assert expected["cases"] == [c.name for c in problem.cases if c.public]
+        assert len(expected["solutions"]) == 1 + len(problem.solutions("wrong"))
+
+
+def test_public_cases_source_drops_hidden_cases_and_their_helpers() -> None:
+    source = '''"""notes about every case"""
+from judge.casekit import case
+
+def _only_hidden(x):
+    return x
+
+def _shared(x):
+    return x
+
+@case(points=1, public=True)
+def shown(impl, rng):
+    return {"y": _shared(1)}
+
+@case(points=1)
+def secret(impl, rng):
+    return {"y": _only_hidden(_shared(2))}
+
+@case(points=1, public=False)
+def also_secret(impl, rng):
+    return {}
+'''
+    kept = public_cases_source(source)
+    assert "def shown" in kept and "def _shared" in kept
+    for gone in ("secret", "_only_hidden", "notes about every case"):
+        assert gone not in kept
+    compile(kept, "cases.py", "exec")
+
+
+SOLUTIONS = {
+    "204": [
+        "solutions/accepted/div_sqrt_sum.py",
+        "solutions/accepted/einsum_type_as.py",
+        "solutions/wrong/stats_in_input_dtype.py",
+        "solutions/wrong/weight_not_plus_one.py",
+        "solutions/wrong/ones_init.py",
+        "starter.py",
+        "syntax error",
+    ],
+    "207": [
+        "solutions/accepted/movedim_lse.py",
+        "solutions/wrong/no_max_shift.py",
+        "solutions/wrong/in_place_targets.py",
+        "solutions/wrong/log_of_softmax.py",
+    ],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("problem_id", "which"), [(p, s) for p, items in SOLUTIONS.items() for s in items])
+def test_local_verdicts_equal_the_server_judge(
+    kit: Path, torch_only: str, tmp_path: Path, problem_id: str, which: str
+) -> None:
+    package = next(PROBLEMS.glob(f"{problem_id}-*"))
+    source = "def broken(:\n    pass\n" if which == "syntax error" else (package / which).read_text()
+    solution = tmp_path / "solution.py"
+    solution.write_text(source)
+    server = run(
+        [sys.executable, "-m", "judge", "run", problem_id, str(solution), "--cases", "public", "--json"]
+    )
+    assert server.returncode in (0, 1), server.stderr
+    (kit / package.name / "solution.py").write_text(source)
+    local = run([torch_only, str(kit / "judge.py"), problem_id, "--json"])
+    assert local.returncode == server.returncode, local.stderr
+    ours, theirs = json.loads(local.stdout), json.loads(server.stdout)
+    assert (ours["verdict"], ours["score"], ours["max_score"]) == (
+        theirs["verdict"],
+        theirs["score"],
+        theirs["max_score"],
+    )
+    assert [{k: c.get(k) for k in COMPARED} for c in ours["cases"]] == [
+        {k: c.get(k) for k in COMPARED} for c in theirs["cases"]
+    ]
+
+
+@pytest.mark.slow
+def test_listing_and_table_in_the_torch_only_venv(kit: Path, torch_only: str) -> None:
+    shutil.copyfile(
+        PROBLEMS / "204-rmsnorm/solutions/wrong/weight_not_plus_one.py", kit / "204-rmsnorm/solution.py"
+    )
+    judged = run([torch_only, str(kit / "judge.py"), "204"])
+    assert judged.returncode == 1
+    assert "提示 hint" in judged.stdout and "(1 + weight)" in judged.stdout
+    listed = run([torch_only, str(kit / "judge.py")])
+    assert listed.returncode == 0
+    assert "204" in listed.stdout and "WA" in listed.stdout and "207" in listed.stdout
+    unknown = run([torch_only, str(kit / "judge.py"), "999"])
+    assert unknown.returncode == 2 and "no problem '999'" in unknown.stderr
+
+
+def test_kit_code_is_python_3_10(kit: Path) -> None:
+    found = sorted(glob.glob("/root/.pyenv/versions/3.10*/bin/python")) or [shutil.which("python3.10") or ""]
+    if not found[0]:
+        pytest.skip("no Python 3.10 here")
+    compiled = run([found[0], "-m", "compileall", "-q", str(kit)])
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    # Listing needs no torch, so it runs under 3.10 here (judging does too where torch exists).
+    listed = run([found[0], str(kit / "judge.py")])
+    assert listed.returncode == 0, listed.stderr
+    assert "204" in listed.stdout
