@@ -97,6 +97,7 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
         + ("" if any(c.public for c in cases) else "; make at least one case public (public=True)"),
     )
     _check_statements(v, problem)
+    _check_forbidden(v, problem)
 
     wrong = problem.solutions("wrong")
     accepted = problem.solutions("accepted")
@@ -162,6 +163,26 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
         else:
             _check_wrong(v, f, cases, results, run, expected)
     return v
+
+
+def _check_forbidden(v: Validation, problem: Problem) -> None:
+    """A misspelt forbidden name would forbid nothing (the runner skips names this torch lacks)."""
+    from judge.runner.guards import resolve
+
+    missing = []
+    for dotted in problem.spec.forbidden:
+        try:
+            resolve(dotted)
+        except (ImportError, AttributeError):
+            missing.append(dotted)
+    if problem.spec.forbidden:
+        v.add(
+            "forbidden",
+            not missing,
+            f"{len(problem.spec.forbidden)} APIs guarded"
+            if not missing
+            else "not found in this torch (misspelt?): " + ", ".join(missing),
+        )
 
 
 def _check_coverage(v: Validation) -> None:

@@ -57,3 +57,21 @@ def test_too_few_cases_and_solutions_say_what_is_missing(tmp_path: Path) -> None
         assert words in detail, detail
     # Everything else about the package is fine: the bar is the only thing that fails.
     assert [name for name, c in checks(result).items() if not c["ok"]] == ["coverage"]
+
+
+def test_a_misspelt_forbidden_api_is_reported_not_ignored(tmp_path: Path) -> None:
+    """The runner skips forbidden names a learner's torch lacks (the kit runs on torch 2.1+), so
+    validate is where a misspelt name must show up."""
+    pkg = make_package(
+        tmp_path,
+        cases=CASES,
+        wrong=WRONG,
+        accepted=ACCEPTED,
+        forbidden=("torch.nn.functional.no_such_function", "torch.nn.functional.softmax"),
+    )
+    result = validate_package(pkg, local_backend(), settings(tmp_path))
+    forbidden = checks(result)["forbidden"]
+    assert not forbidden["ok"] and "torch.nn.functional.no_such_function" in str(forbidden["detail"])
+    assert "softmax" not in str(forbidden["detail"])
+    # Everything else runs: the runner skipped the unknown name instead of failing the job.
+    assert [name for name, c in checks(result).items() if not c["ok"]] == ["forbidden"]
