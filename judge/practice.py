@@ -271,6 +271,7 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
             "(your solution.py files are kept when you unpack it over the old one)"
         )
     code = problem.solution.read_text(encoding="utf-8")
+    started = time.monotonic()
     accepted = call(
         server, "POST", "/api/submissions", token, {"problem_id": problem.id, "code": code, "mode": "submit"}
     )
@@ -290,6 +291,7 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
         max_score=int(sub["max_score"]),
         backend="server",
         time_ms=float(sub.get("time_ms") or 0.0),
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),  # submit to verdict, seen from here
         cases=[
             CaseResult(
                 c["name"],
