@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup frontend serve test lint typecheck pytest validate i18n screenshots clean
+.PHONY: setup frontend serve test lint typecheck pytest validate i18n screenshots bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,8 @@ serve: setup frontend
 	$(BIN)/judge serve --host 127.0.0.1 --port 8000
 
 lint: setup
-	$(BIN)/ruff check judge sandbox web alembic tests problems
-	$(BIN)/ruff format --check judge sandbox web alembic tests
+	$(BIN)/ruff check judge sandbox web alembic tests problems bench
+	$(BIN)/ruff format --check judge sandbox web alembic tests bench
 
 typecheck: setup
 	$(BIN)/mypy
@@ -44,6 +44,12 @@ validate: setup
 	$(BIN)/judge validate --all
 
 test: lint typecheck pytest
+
+# Baseline figures for docs/performance.md (matplotlib only for the plots).
+bench: setup
+	$(BIN)/pip install --quiet -r bench/requirements.txt
+	$(BIN)/python bench/bench_sandbox.py
+	$(BIN)/python bench/bench_e2e.py
 
 # The README's screenshots, taken by the browser tests in Debian's Chromium.
 screenshots: setup frontend
