@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
@@ -15,14 +15,12 @@ from web.auth.secrets import API_TOKEN_PREFIX, new_token, token_hash
 from web.db import utcnow
 from web.deps import DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
 from web.errors import not_found
+from web.pages.i18n import Language
 
 router = APIRouter(prefix="/api", tags=["auth"])
 
 Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{3,32}$")]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
-
-
-Language = Literal["zh", "en"]
 
 
 class Credentials(BaseModel):

@@ -17,8 +17,6 @@ from web.deps import SESSION_COOKIE
 from web.errors import ApiError
 from web.platform import Platform
 
-LANGUAGES = ("zh", "en")
-
 
 def authenticate(db: Session, platform: Platform, address: str, username: str, password: str) -> User:
     ratelimit.check_login(db, platform.settings, username, address)

@@ -11,12 +11,10 @@ from web.deps import DbDep, DbText
 from web.pages.common import PageUserDep
 from web.pages.markdown import highlight_css, render_statement
 from web.pages.templating import page_language, render
-from web.problems.router import get_problem, list_problems
+from web.problems.router import PROGRESS_STATES, get_problem, list_problems
 from web.scores.router import leaderboard
 
 router = APIRouter(include_in_schema=False)
-
-STATUSES = ("solved", "attempted", "new")
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -34,7 +32,7 @@ def problem_list(
     shown = [
         p
         for p in problems
-        if (not chapter or p.chapter == chapter) and (status not in STATUSES or p.status == status)
+        if (not chapter or p.chapter == chapter) and (status not in PROGRESS_STATES or p.status == status)
     ]
     progress = {
         "solved": sum(p.status == "solved" for p in problems),
@@ -49,8 +47,8 @@ def problem_list(
         problems=shown,
         chapters=chapters,
         chapter=chapter or "",
-        status=status if status in STATUSES else "",
-        statuses=STATUSES,
+        status=status if status in PROGRESS_STATES else "",
+        statuses=PROGRESS_STATES,
         progress=progress,
     )
 

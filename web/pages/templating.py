@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,16 +76,23 @@ def environment() -> Environment:
     return env
 
 
+@lru_cache(maxsize=8)
+def _digest(path: Path, _mtime_ns: int, _size: int) -> str:
+    # Keyed by the file's stat, so the bundle is hashed once per build, not once per page.
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
 def _versioned(path: Path) -> str | None:
-    if not path.is_file():
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
         return None
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    return f"/static/dist/{path.name}?v={digest}"
+    return f"/static/dist/{path.name}?v={_digest(path, stat.st_mtime_ns, stat.st_size)}"
 
 
 def assets() -> Assets:
-    # Read per page so that a rebuild (`make frontend`) is picked up without a restart; the
-    # files are small and the OS caches them.
+    # Looked up per page (a stat each) so that a rebuild (`make frontend`) is picked up without
+    # a restart.
     return Assets(_versioned(DIST_DIR / "app.js"), _versioned(DIST_DIR / "app.css"))
 
 

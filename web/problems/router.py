@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -18,6 +18,10 @@ from web.scores.models import Score
 from web.submissions.models import Submission
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])
+
+# A reader's progress on a problem, as the list shows and filters it.
+Progress = Literal["solved", "attempted", "new"]
+PROGRESS_STATES: tuple[Progress, ...] = get_args(Progress)
 
 
 class Title(BaseModel):
@@ -36,7 +40,7 @@ class ProblemSummary(BaseModel):
     best_score: int | None  # null without an account or before a first submit
     solved: bool
     # The reader's progress: solved, attempted (any run or submit) or new (and new for anonymous).
-    status: Literal["solved", "attempted", "new"]
+    status: Progress
 
 
 class Statement(BaseModel):
@@ -54,7 +58,7 @@ class ProblemDetail(ProblemSummary):
     limits: dict[str, Any]
 
 
-def progress(score: Score | None, attempted: bool) -> Literal["solved", "attempted", "new"]:
+def progress(score: Score | None, attempted: bool) -> Progress:
     if score is not None and score.solved:
         return "solved"
     return "attempted" if attempted or score is not None else "new"
