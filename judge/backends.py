@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from judge.settings import REPO_ROOT
+from judge.settings import REPO_ROOT, SandboxSettings
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING, LocalBackend
 
@@ -18,26 +18,40 @@ class BackendUnavailable(Exception):
     pass
 
 
+RUNNER_COMMAND = ("python3", "-m", "judge.runner")
+
+
 def runner_code() -> dict[str, Path]:
     """The code the runner imports inside a sandbox: the judge package, which holds no secrets
-    (references and cases live in problems/ and reach the runner only through its job)."""
-    return {"judge": REPO_ROOT / "judge"}
+    (references and cases live in problems/ and reach the runner only through its job), and
+    the sandbox package, whose fork server runs the runner in warm containers."""
+    return {"judge": REPO_ROOT / "judge", "sandbox": REPO_ROOT / "sandbox"}
 
 
-def make_backend(name: BackendName) -> tuple[Backend, list[str]]:
+def make_backend(name: BackendName, sandbox: SandboxSettings | None = None) -> tuple[Backend, list[str]]:
     """The backend and any warnings to show the user about the choice.
 
     `auto` takes Docker wherever an engine answers and the runtime image is built, and
-    otherwise the local backend, saying why. `docker` never falls back.
+    otherwise the local backend, saying why. `docker` never falls back. The Docker
+    backend's mode (cold, warm, fork) comes from `sandbox` (default: JUDGE_* variables).
     """
     if name == "local":
         return LocalBackend(code_root=REPO_ROOT), []
     # Imported here: the Docker SDK is only needed when Docker is asked for.
     from sandbox.docker_backend import DockerBackend, EngineFailure
+    from sandbox.docker_warm import PoolPolicy, WarmSpec
     from sandbox.image import ImageError
 
+    sandbox = sandbox or SandboxSettings()
+    warm = WarmSpec(RUNNER_COMMAND, preload="judge.runner.main:prepare", entry="judge.runner.main:main")
+    pool = PoolPolicy(
+        mode=sandbox.sandbox_mode,
+        size=sandbox.pool_size,
+        recycle_after=sandbox.recycle_after,
+        memory_bytes=sandbox.pool_memory_mb * 1024 * 1024,
+    )
     try:
-        return DockerBackend.connect(runner_code()), []
+        return DockerBackend.connect(runner_code(), warm=warm, pool=pool), []
     except (EngineFailure, ImageError) as exc:
         if name == "docker":
             raise BackendUnavailable(str(exc)) from exc

@@ -36,7 +36,9 @@ import requests.exceptions
 from docker.types import LogConfig, Ulimit
 
 from sandbox.backend import Limits, Outcome
+from sandbox.docker_warm import PoolPolicy, WarmContainer, WarmSpec
 from sandbox.image import LABEL, SANDBOX_USER, ImageError, runtime_image
+from sandbox.pool import Pool
 
 # The runner's own footprint (interpreter, torch, its libraries) before learner code runs.
 # The learner's memory budget comes on top of it in the container's memory limit.
@@ -73,15 +75,43 @@ class DockerBackend:
         client: docker.DockerClient,
         image: str,
         policy: ContainerPolicy | None = None,
+        warm: WarmSpec | None = None,
+        pool: PoolPolicy | None = None,
     ) -> None:
         self.client = client
         self.image = image
         self.policy = policy or ContainerPolicy()
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._image_id = client.images.get(image).id
+        self.warm = warm
+        self.pool_policy = pool if warm is not None and pool is not None and pool.mode != "cold" else None
+        self.pool: Pool[WarmContainer] | None = None
+        if self.pool_policy is not None:
+            policy_ = self.pool_policy
+            self.pool = Pool(
+                lambda: WarmContainer(self, warm, policy_),  # type: ignore[arg-type]
+                policy_.size,
+                reusable=policy_.mode == "fork",
+                name=f"docker-{policy_.mode}-pool",
+            )
+
+    @property
+    def mode(self) -> str:
+        return self.pool_policy.mode if self.pool_policy is not None else "cold"
+
+    def close(self) -> None:
+        """Remove the pool's containers (a cold backend holds none between runs)."""
+        if self.pool is not None:
+            self.pool.close()
 
     @classmethod
-    def connect(cls, code: Mapping[str, Path], timeout_s: float = 5.0) -> DockerBackend:
+    def connect(
+        cls,
+        code: Mapping[str, Path],
+        timeout_s: float = 5.0,
+        warm: WarmSpec | None = None,
+        pool: PoolPolicy | None = None,
+    ) -> DockerBackend:
         """The backend on the engine of DOCKER_HOST (or the local socket), with its runtime image.
 
         Raises EngineFailure when no engine answers and ImageError when the image is missing.
@@ -92,7 +122,7 @@ class DockerBackend:
         except ENGINE_ERRORS as exc:
             raise EngineFailure(f"no Docker engine answers: {exc}") from exc
         image = runtime_image(client, code)
-        backend = cls(client, image)
+        backend = cls(client, image, warm=warm, pool=pool)
         backend.reap_stale()
         return backend
 
@@ -117,13 +147,51 @@ class DockerBackend:
                     removed.append(info["Id"])
         return removed
 
-    def containers(self) -> list[str]:
-        """Ids of the judge containers that exist now (for tests and the admin page)."""
-        return [c["Id"] for c in self.client.api.containers(all=True, filters={"label": LABEL})]
+    def containers(self, kind: str | None = None) -> list[str]:
+        """Ids of this process's judge containers that exist now (for tests and the admin page).
+
+        `kind` narrows to "run" (cold), "warm" or "fork" containers.
+        """
+        label = f"{LABEL}.owner={self.owner}"
+        found = self.client.api.containers(all=True, filters={"label": [LABEL, label]})
+        return [c["Id"] for c in found if kind is None or (c.get("Labels") or {}).get(LABEL) == kind]
 
     # -- running ----------------------------------------------------------------------------
 
     def run(self, command: list[str], stdin: bytes, limits: Limits) -> Outcome:
+        if (
+            self.pool is not None
+            and self.warm is not None
+            and self.pool_policy is not None
+            and tuple(command) == self.warm.command
+            and self.pool_policy.accepts(limits)
+        ):
+            return self._run_pooled(stdin, limits, self.pool, self.pool_policy)
+        return self._run_cold(command, stdin, limits)
+
+    def _run_pooled(
+        self, stdin: bytes, limits: Limits, pool: Pool[WarmContainer], policy: PoolPolicy
+    ) -> Outcome:
+        """A job in a ready container; the wall clock counts from handing it the job."""
+        last = ""
+        for attempt in range(self.policy.retries + 1):
+            if attempt:
+                time.sleep(0.5 * 2 ** (attempt - 1))
+            container = pool.acquire(timeout_s=policy.startup_s)
+            if container is None:
+                last = f"no {policy.mode} sandbox became ready: {pool.last_error}"
+                continue
+            fit = False
+            try:
+                outcome, fit = container.run(stdin, limits)
+            finally:
+                pool.release(container, fit)
+            if outcome.system_error is None:
+                return outcome
+            last = outcome.system_error
+        return Outcome(b"", b"", None, None, 0.0, system_error=f"the {policy.mode} sandbox failed: {last}")
+
+    def _run_cold(self, command: list[str], stdin: bytes, limits: Limits) -> Outcome:
         last: Exception | None = None
         for attempt in range(self.policy.retries + 1):
             if attempt:
@@ -142,12 +210,46 @@ class DockerBackend:
         )
 
     def _create(self, command: list[str], limits: Limits) -> Any:
-        memory = BASELINE_MEMORY + limits.memory_bytes
-        cpu = math.ceil(limits.cpu_s)
+        return self.create_container(
+            command,
+            memory=BASELINE_MEMORY + limits.memory_bytes,
+            processes=limits.processes,
+            cpu_s=limits.cpu_s,
+            file_bytes=limits.file_bytes,
+            kind="run",
+        )
+
+    def create_container(
+        self,
+        command: list[str],
+        *,
+        memory: int,
+        processes: int,
+        cpu_s: float | None,
+        file_bytes: int | None,
+        kind: str,
+        user: str | None = None,
+        tmp_mode: str = "1777",
+        cap_add: list[str] | None = None,
+    ) -> Any:
+        """Create (not start) a sandbox container; every mode gets the same lock-down.
+
+        A warm or fork-server container outlives one job, so its per-job limits (CPU time,
+        file size) are set by the server on each job's process instead of here.
+        """
+        ulimits = [
+            Ulimit(name="nofile", soft=self.policy.open_files, hard=self.policy.open_files),
+            Ulimit(name="core", soft=0, hard=0),
+        ]
+        if file_bytes is not None:
+            ulimits.append(Ulimit(name="fsize", soft=file_bytes, hard=file_bytes))
+        if cpu_s is not None:
+            cpu = math.ceil(cpu_s)
+            ulimits.append(Ulimit(name="cpu", soft=cpu, hard=cpu + 1))
         return self.client.api.create_container(
             self.image,
             command,
-            user=self.policy.user,
+            user=user or self.policy.user,
             working_dir="/tmp",
             # Not detached + stdin_open sets StdinOnce: our half-close of the attach stream
             # becomes the runner's end of input.
@@ -161,25 +263,21 @@ class DockerBackend:
                 "OPENBLAS_NUM_THREADS": "1",
                 "MALLOC_ARENA_MAX": "2",
             },
-            labels={LABEL: "run", f"{LABEL}.owner": self.owner},
+            labels={LABEL: kind, f"{LABEL}.owner": self.owner},
             hostname="sandbox",
             network_disabled=True,
             host_config=self.client.api.create_host_config(
                 network_mode="none",
                 read_only=True,
-                tmpfs={"/tmp": f"rw,nosuid,nodev,noexec,size={self.policy.scratch_bytes},mode=1777"},
+                tmpfs={"/tmp": f"rw,nosuid,nodev,noexec,size={self.policy.scratch_bytes},mode={tmp_mode}"},
                 cap_drop=["ALL"],
+                cap_add=cap_add or None,
                 security_opt=["no-new-privileges"],
-                pids_limit=limits.processes,
+                pids_limit=processes,
                 mem_limit=memory,
                 memswap_limit=memory,  # equal to the memory limit: no swap
                 nano_cpus=int(self.policy.cpus * 1e9),
-                ulimits=[
-                    Ulimit(name="nofile", soft=self.policy.open_files, hard=self.policy.open_files),
-                    Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
-                    Ulimit(name="core", soft=0, hard=0),
-                    Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
-                ],
+                ulimits=ulimits,
                 ipc_mode="none",  # no /dev/shm: nothing to fill, nothing to share
                 init=True,  # a real pid 1 reaps zombies and forwards signals
                 log_config=LogConfig(type="none"),

@@ -21,6 +21,39 @@ class ForbiddenAPIError(RuntimeError):
         self.api = name
 
 
+# id(object) -> every (module, attribute) under torch that holds it. Built once per process,
+# before any job (a warm sandbox builds it ahead of time): finding the aliases of a forbidden
+# object is then a lookup, not a walk over a few thousand modules.
+_Index = dict[int, list[tuple[Any, str]]]
+_index: _Index | None = None
+_indexed_modules: set[str] = set()
+_modules_seen = 0
+
+
+def index_torch() -> _Index:
+    """Index the torch modules loaded now (and any loaded since the last call)."""
+    global _index, _modules_seen
+    if _index is None:
+        _index = {}
+    if len(sys.modules) == _modules_seen:
+        return _index
+    _modules_seen = len(sys.modules)
+    for module in list(sys.modules.values()):
+        mod_name = getattr(module, "__name__", "")
+        if not isinstance(mod_name, str) or mod_name in _indexed_modules:
+            continue
+        if not (mod_name == "torch" or mod_name.startswith("torch.")):
+            continue
+        _indexed_modules.add(mod_name)
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in items:
+            _index.setdefault(id(value), []).append((module, attr))
+    return _index
+
+
 class Guards:
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -33,6 +66,7 @@ class Guards:
             self.calls.append(name)
 
     def install(self, dotted_names: list[str]) -> None:
+        originals = []
         for dotted in dotted_names:
             try:
                 original = resolve(dotted)
@@ -40,18 +74,14 @@ class Guards:
                 # Not in this torch (the kit runs on torch 2.1+; rms_norm came in 2.4): nothing
                 # to call, so nothing to forbid. `judge validate` checks the names exist here.
                 continue
+            originals.append((dotted, original))
+        index = index_torch()  # after resolving: that may have imported more of torch
+        for dotted, original in originals:
             guarded = self._guard(dotted, original)
-            for module in list(sys.modules.values()):
-                mod_name = getattr(module, "__name__", "")
-                if not isinstance(mod_name, str) or not (
-                    mod_name == "torch" or mod_name.startswith("torch.")
-                ):
-                    continue
-                try:
-                    attrs = [k for k, v in vars(module).items() if v is original]
-                except TypeError:
-                    continue
-                for attr in attrs:
+            for module, attr in index.get(id(original), []):
+                # The index may be older than a module's attribute: replace only what still
+                # holds the original.
+                if getattr(module, attr, None) is original:
                     setattr(module, attr, guarded)
 
     def _guard(self, dotted: str, original: Any) -> Any:

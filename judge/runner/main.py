@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 EXIT_INTERNAL = 70
+_prepared = False
 
 
 def main() -> int:
@@ -42,23 +43,30 @@ def main() -> int:
         return EXIT_INTERNAL
 
 
-def _run(out: BinaryIO) -> int:
-    from judge.runner.job import MAX_JOB_BYTES, RunnerJob
+def prepare() -> None:
+    """Everything the runner does before it needs a job: import torch and warm it up.
 
-    data = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
-    if len(data) > MAX_JOB_BYTES:
-        raise ValueError("job is larger than the runner accepts")
-    job = RunnerJob.from_bytes(data)
-    sys.stdin.close()
-
+    A warm sandbox calls this ahead of time (once per container, or once in a fork server's
+    parent), so that a job pays none of it. Calling it again costs nothing.
+    """
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
     import torch
 
-    from judge.protocol import encode_frame
+    import judge.casekit
+    import judge.observations
+    import judge.protocol
+    import judge.runner.guards
+    import judge.runner.job
+    import judge.runner.tracebacks  # imported now so that no job pays for it
 
-    torch.set_num_threads(job.threads)
+    judge.runner.guards.index_torch()
+
+    torch.set_num_threads(1)
     with contextlib.suppress(RuntimeError):  # already set: harmless
         torch.set_num_interop_threads(1)
-
     # The first backward in a process starts autograd's machinery (about a second here);
     # pay that before "hello", so it is not charged to the learner's time limit.
     # Both paths: a scalar loss, and a tensor output with an explicit gradient (the slow one).
@@ -66,17 +74,33 @@ def _run(out: BinaryIO) -> int:
     (warm * warm).sum().backward()  # type: ignore[no-untyped-call]
     (warm * 2).backward(torch.ones(2))  # type: ignore[no-untyped-call]
 
+
+def _run(out: BinaryIO) -> int:
+    prepare()
+    import torch
+
+    from judge.protocol import PROTOCOL_VERSION, encode_frame
+    from judge.runner.job import MAX_JOB_BYTES, RunnerJob
+
     def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
         out.write(encode_frame(head, tensors))
 
+    # "hello" comes before the job is read: a warm sandbox waits here with everything loaded,
+    # and the job's clock starts when its first byte is written.
     emit(
         {
             "kind": "hello",
-            "protocol": job.protocol,
+            "protocol": PROTOCOL_VERSION,
             "torch": torch.__version__,
             "python": sys.version.split()[0],
         }
     )
+    data = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
+    if len(data) > MAX_JOB_BYTES:
+        raise ValueError("job is larger than the runner accepts")
+    job = RunnerJob.from_bytes(data)
+    sys.stdin.close()
+    torch.set_num_threads(job.threads)
 
     from judge.casekit import Rng, collect_cases
     from judge.runner.guards import Guards
@@ -173,7 +197,9 @@ def _run_case(
     from judge.runner.guards import ForbiddenAPIError
     from judge.runner.tracebacks import exception_line, learner_traceback
 
-    torch.manual_seed(seed)
+    # The CPU generator alone: torch.manual_seed also queues seeds for every accelerator
+    # type, formatting a stack trace for each, which costs more than a small case.
+    torch.default_generator.manual_seed(seed)
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
     guards.reset()

@@ -1,0 +1,304 @@
+"""Warm and fork-server containers: started ahead of a job, reached over their attach stream.
+
+A container of either kind runs `python3 -m sandbox.forkserver` (see that module), which
+preloads the runner (torch imported and warmed up) and then waits on stdin:
+
+- warm: the server runs as the sandbox user and serves one job, then exits; the container
+  is removed. Every job still gets a container no job used before; only the start-up
+  moved off the job's path.
+- fork: the server runs as root in the container, with no capabilities but the three it
+  needs to hand each job a user of its own (SETUID, SETGID, CHOWN), and serves up to N
+  jobs, each in a fresh child (its own uid, rlimits, seccomp filter and folder). The
+  container is removed after N jobs or after anything unusual.
+
+The host trusts nothing it reads here beyond the envelope framing: result bytes go to the
+judge's parser with the same caps as a cold run, and its own clock (start-up + wall +
+a grace) backs up the server's. When that runs out, or the stream breaks, the container
+is killed and removed, and the outcome says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import select
+import socket
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from sandbox import wire
+from sandbox.backend import Limits, Outcome
+
+if TYPE_CHECKING:
+    from sandbox.docker_backend import DockerBackend
+
+Mode = Literal["cold", "warm", "fork"]
+# Beyond the job's own start-up and wall clocks: the server's kill, wait and report.
+GRACE_S = 3.0
+SERVER_LOG_BYTES = 16 * 1024
+# The server, its kill helper and torch's threads, on top of the job's processes.
+SERVER_PROCESSES = 16
+FORK_CAPABILITIES = ["SETUID", "SETGID", "CHOWN"]
+
+
+@dataclass(frozen=True)
+class WarmSpec:
+    """What a warm container preloads and runs per job, and the cold command it stands for."""
+
+    command: tuple[str, ...]  # e.g. ("python3", "-m", "judge.runner")
+    preload: str  # "module:function", called once before the container says it is ready
+    entry: str  # "module:function", called in each job's child
+
+
+@dataclass(frozen=True)
+class PoolPolicy:
+    mode: Mode = "fork"
+    size: int = 2  # ready containers kept per backend
+    recycle_after: int = 100  # jobs a fork server serves before it is replaced
+    memory_bytes: int = 1024 * 1024 * 1024  # the most a pooled job may ask for (beyond the baseline)
+    processes: int = 64  # the most processes a pooled job may ask for
+    startup_s: float = 60.0  # for a container to become ready
+
+    def accepts(self, limits: Limits) -> bool:
+        return limits.memory_bytes <= self.memory_bytes and limits.processes <= self.processes
+
+
+class WarmContainer:
+    """One started container with a ready server, used by one job at a time."""
+
+    def __init__(self, backend: DockerBackend, spec: WarmSpec, policy: PoolPolicy) -> None:
+        from sandbox.docker_backend import BASELINE_MEMORY, EngineFailure
+
+        self.backend = backend
+        self.policy = policy
+        self.jobs = policy.recycle_after if policy.mode == "fork" else 1
+        self.served = 0
+        self.server_log = bytearray()
+        self._frames = bytearray()  # undecoded attach-stream bytes
+        self._envelopes = wire.EnvelopeReader()
+        fork = policy.mode == "fork"
+        # Per-job uids unique to this container (the per-uid process count is host-wide).
+        uid_base = 1_000_000 + secrets.randbelow(1 << 20) * 4096
+        command = [
+            backend.python,
+            "-m",
+            "sandbox.forkserver",
+            "--preload",
+            spec.preload,
+            "--entry",
+            spec.entry,
+            "--jobs",
+            str(self.jobs),
+            "--uid-base",
+            str(uid_base),
+        ]
+        self.cid: str = backend.create_container(
+            command,
+            memory=BASELINE_MEMORY + policy.memory_bytes,
+            processes=policy.processes + SERVER_PROCESSES,
+            cpu_s=None,
+            file_bytes=None,
+            kind=policy.mode,
+            user="0:0" if fork else None,
+            # Fork mode: /tmp belongs to root and only the jobs' own folders are writable.
+            tmp_mode="0711" if fork else "1777",
+            cap_add=FORK_CAPABILITIES if fork else None,
+        )["Id"]
+        try:
+            self._sock = backend.client.api.attach_socket(
+                self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            self._raw: socket.socket = getattr(self._sock, "_sock", self._sock)
+            backend.client.api.start(self.cid)
+            ready = self._read_until(wire.READY, time.monotonic() + policy.startup_s)
+        except BaseException:
+            self.close()
+            raise
+        if ready is None:
+            tail = self.server_log.decode("utf-8", "replace")[-2000:]
+            self.close()
+            raise EngineFailure(f"the {policy.mode} sandbox did not become ready: {tail}")
+        hello = json.loads(ready)
+        if fork and not hello.get("privileged"):
+            self.close()
+            raise EngineFailure(
+                "the fork server is not root in its container: it cannot give jobs their own user"
+            )
+
+    # -- one job ---------------------------------------------------------------------------
+
+    def run(self, stdin: bytes, limits: Limits) -> tuple[Outcome, bool]:
+        """Run one job. Returns its outcome and whether this container may serve another."""
+        self.served += 1
+        header = {
+            "startup_s": limits.startup_s,
+            "wall_s": limits.wall_s,
+            "cpu_s": limits.cpu_s,
+            "memory_bytes": limits.memory_bytes,
+            "result_bytes": limits.result_bytes,
+            "log_bytes": limits.log_bytes,
+            "file_bytes": limits.file_bytes,
+            "processes": limits.processes,
+            "open_files": self.backend.policy.open_files,
+        }
+        start = time.monotonic()
+        result, log = bytearray(), bytearray()
+        ready_s: float | None = None
+        result_overflow = log_overflow = False
+        try:
+            self._raw.sendall(wire.encode_request(header, stdin))
+        except OSError as exc:
+            return self._broken(f"cannot send the job to the sandbox: {exc}", start), False
+        backstop = start + limits.startup_s + limits.wall_s + GRACE_S
+        end: dict[str, Any] | None = None
+        try:
+            while end is None:
+                envelopes = self._next_envelopes(backstop)
+                if envelopes is None:  # the backstop ran out or the stream ended
+                    break
+                for tag, payload in envelopes:
+                    if tag == wire.RESULT:
+                        if ready_s is None and payload:
+                            ready_s = time.monotonic() - start
+                        result_overflow |= _append(result, payload, limits.result_bytes)
+                    elif tag == wire.LOG:
+                        log_overflow |= _append(log, payload, limits.log_bytes)
+                    elif tag == wire.END:
+                        end = json.loads(payload)
+                    else:
+                        raise wire.WireError(f"unexpected {tag!r} envelope during a job")
+        except (wire.WireError, ValueError) as exc:
+            return self._broken(f"the sandbox's stream is broken: {exc}", start), False
+        if end is None:
+            return self._lost(result, log, ready_s, start, limits), False
+        wall = time.monotonic() - start
+        timed_out = bool(end.get("timed_out"))
+        if end.get("setup_failed"):
+            tail = log.decode("utf-8", "replace")[-1500:]
+            return self._broken(f"the sandbox could not set up the job: {tail}", start), False
+        outcome = Outcome(
+            result=bytes(result),
+            log=bytes(log),
+            exit_code=end.get("exit_code"),
+            signal=end.get("signal"),
+            wall_s=wall,
+            cpu_s=float(end.get("cpu_s") or 0.0),
+            ready_s=ready_s,
+            peak_memory_bytes=int(end.get("peak_memory_bytes") or 0),
+            timed_out=timed_out and ready_s is not None,
+            startup_timed_out=timed_out and ready_s is None,
+            cpu_exceeded=bool(end.get("cpu_exceeded")),
+            memory_exceeded=bool(end.get("memory_exceeded")),
+            result_overflow=result_overflow or bool(end.get("result_overflow")),
+            log_overflow=log_overflow or bool(end.get("log_overflow")),
+        )
+        fit = bool(end.get("fit")) and not (result_overflow or log_overflow)
+        return outcome, fit
+
+    def _lost(
+        self, result: bytearray, log: bytearray, ready_s: float | None, start: float, limits: Limits
+    ) -> Outcome:
+        """No end report: our backstop ran out, or the container died (its OOM kill, say)."""
+        timed_out = time.monotonic() >= start + limits.startup_s + limits.wall_s + GRACE_S
+        self.kill()
+        state = self._state()
+        oom = bool(state.get("OOMKilled"))
+        if not timed_out and not oom:
+            tail = self.server_log.decode("utf-8", "replace")[-1500:]
+            return self._broken(f"the sandbox ended without a report: {state} {tail}", start)
+        return Outcome(
+            result=bytes(result),
+            log=bytes(log),
+            exit_code=None,
+            signal=9,
+            wall_s=time.monotonic() - start,
+            ready_s=ready_s,
+            timed_out=timed_out and ready_s is not None,
+            startup_timed_out=timed_out and ready_s is None,
+            memory_exceeded=oom and not timed_out,
+        )
+
+    def _broken(self, message: str, start: float) -> Outcome:
+        self.kill()
+        return Outcome(b"", b"", None, None, time.monotonic() - start, system_error=message)
+
+    # -- the attach stream -----------------------------------------------------------------
+
+    def _next_envelopes(self, deadline: float) -> list[tuple[bytes, bytes]] | None:
+        """The envelopes in the next chunk of stdout; None at the deadline or end of stream."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            readable, _, _ = select.select([self._raw], [], [], min(remaining, 1.0))
+            if not readable:
+                continue
+            try:
+                chunk = self._raw.recv(1 << 16)
+            except (ConnectionResetError, TimeoutError, OSError):
+                chunk = b""
+            if not chunk:
+                return None
+            stdout = self._demux(chunk)
+            if stdout:
+                return self._envelopes.feed(stdout)
+
+    def _demux(self, chunk: bytes) -> bytes:
+        """Docker's attach framing: stdout bytes out, the server's stderr kept (capped)."""
+        self._frames.extend(chunk)
+        stdout = bytearray()
+        while len(self._frames) >= 8:
+            size = int.from_bytes(self._frames[4:8], "big")
+            if len(self._frames) < 8 + size:
+                break
+            stream, payload = self._frames[0], self._frames[8 : 8 + size]
+            if stream == 1:
+                stdout.extend(payload)
+            else:
+                _append(self.server_log, bytes(payload), SERVER_LOG_BYTES)
+            del self._frames[: 8 + size]
+        return bytes(stdout)
+
+    def _read_until(self, tag: bytes, deadline: float) -> bytes | None:
+        while True:
+            envelopes = self._next_envelopes(deadline)
+            if envelopes is None:
+                return None
+            for got, payload in envelopes:
+                if got == tag:
+                    return payload
+
+    # -- ending --------------------------------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        from sandbox.docker_backend import ENGINE_ERRORS
+
+        with contextlib.suppress(*ENGINE_ERRORS):
+            self.backend._wait(self.cid, 5.0)
+            state: dict[str, Any] = self.backend.client.api.inspect_container(self.cid)["State"]
+            return state
+        return {}
+
+    def kill(self) -> None:
+        from sandbox.docker_backend import _close_attach
+
+        if hasattr(self, "_raw"):
+            _close_attach(self._sock, self._raw)
+        self.backend._kill(self.cid)
+
+    def close(self) -> None:
+        from sandbox.docker_backend import ENGINE_ERRORS, _close_attach
+
+        if hasattr(self, "_raw"):
+            _close_attach(self._sock, self._raw)
+        with contextlib.suppress(*ENGINE_ERRORS):
+            self.backend.client.api.remove_container(self.cid, force=True)
+
+
+def _append(buf: bytearray, payload: bytes, cap: int) -> bool:
+    """Append within the cap. True when the cap was passed."""
+    room = cap - len(buf)
+    buf.extend(payload[: max(room, 0)])
+    return len(payload) > room
