@@ -102,7 +102,8 @@ class WarmContainer:
             file_bytes=None,
             kind=policy.mode,
             user="0:0" if fork else None,
-            # Fork mode: /tmp belongs to root and only the jobs' own folders are writable.
+            # Fork mode: /tmp belongs to root and only the jobs' own folders are writable
+            # (the server sets the mode again itself: Docker copies the image's onto a tmpfs).
             tmp_mode="0711" if fork else "1777",
             cap_add=FORK_CAPABILITIES if fork else None,
         )["Id"]

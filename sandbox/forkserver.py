@@ -137,6 +137,10 @@ class Server:
     # -- serving ------------------------------------------------------------------------
 
     def serve(self) -> int:
+        if self.privileged:
+            # Jobs may write only in their own folders. (Docker copies the image's /tmp mode,
+            # 1777, onto the tmpfs whatever its options say; the server owns it, so it sets it.)
+            os.chmod(WORK_ROOT, 0o711)
         self.send_json(wire.READY, {"pid": os.getpid(), "privileged": self.privileged, "jobs": self.jobs})
         for serial in range(self.jobs):
             request = self.read_request()
@@ -361,9 +365,14 @@ class Server:
             with contextlib.suppress(Exception):
                 os.write(2, ("sandbox setup failed:\n" + traceback.format_exc()).encode())
             os._exit(EXIT_CHILD_SETUP)
-        code = 70
+        code = 1
         try:
             code = int(self.entry() or 0)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            with contextlib.suppress(Exception):
+                traceback.print_exc()
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):

@@ -88,9 +88,9 @@ class Pool(Generic[S]):
                 self._cond.wait(remaining)
             return True
 
-    def ready_count(self) -> int:
+    def ready_sessions(self) -> list[S]:
         with self._cond:
-            return len(self._ready)
+            return list(self._ready)
 
     def close(self) -> None:
         with self._cond:

@@ -1,9 +1,10 @@
-"""The adversarial suite: hostile submissions judged in real Docker containers.
+"""The adversarial suite: hostile submissions judged in real Docker containers, in every mode.
 
-For each one: the verdict is one it may get (never AC unless the code is also correct),
-the run ends within its limit plus a margin, no container and no sandbox process is left,
-the host's files are untouched, no secret reaches the report, and a correct submission
-judged right after still gets AC.
+For each one, in cold, warm and fork-server containers: the verdict is one it may get
+(never AC unless the code is also correct), the run ends within its limit plus a margin,
+no container and no sandbox process is left (beyond the pool's ready ones), the host's
+files are untouched, no secret reaches the report, and a correct submission judged right
+after still gets AC (in fork mode, usually by the same server that ran the hostile one).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.backends import RUNNER_COMMAND
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
@@ -26,7 +28,8 @@ from judge.report import Report
 from judge.runner.job import RunnerJob
 from sandbox.backend import Limits, Outcome
 from sandbox.docker_backend import DockerBackend
-from sandbox.image import SANDBOX_USER
+from sandbox.docker_warm import PoolPolicy, WarmSpec
+from sandbox.image import LABEL, SANDBOX_USER
 from tests.adversarial.hostile import (
     CORRECT,
     HOST_SECRET,
@@ -44,6 +47,9 @@ TIME_S = 2.0
 # Killing, waiting for and inspecting a container after its deadline.
 MARGIN_S = 3.0
 SANDBOX_UID = int(SANDBOX_USER.split(":")[0])
+# Fork-server jobs run as uids from here up (sandbox.docker_warm picks each server's range).
+JOB_UIDS = 1_000_000
+MODES = ["cold", "warm", "fork"]
 
 
 @dataclass
@@ -116,6 +122,34 @@ def docker_store(tmp_path_factory: pytest.TempPathFactory) -> ExpectedStore:
     return ExpectedStore(Path(tmp_path_factory.mktemp("docker-expected")))
 
 
+@pytest.fixture(scope="module", params=MODES)
+def sandbox(request: pytest.FixtureRequest, docker_backend: DockerBackend) -> Iterator[DockerBackend]:
+    """The real backend in one mode; the pooled ones keep one ready container."""
+    if request.param == "cold":
+        yield docker_backend
+        return
+    warm = WarmSpec(RUNNER_COMMAND, preload="judge.runner.main:prepare", entry="judge.runner.main:main")
+    backend = DockerBackend(
+        docker_backend.client,
+        docker_backend.image,
+        docker_backend.policy,
+        warm=warm,
+        pool=PoolPolicy(mode=request.param, size=1),
+    )
+    yield backend
+    backend.close()
+    assert backend.containers() == []
+
+
+def settled_containers(backend: DockerBackend) -> tuple[list[str], set[str]]:
+    """This process's containers once the pool is full and idle, and the ready ones among them."""
+    if backend.pool is None:
+        return backend.containers(), set()
+    assert backend.pool.fill(120), backend.pool.last_error
+    backend.pool._reaper.drain()
+    return backend.containers(), {c.cid for c in backend.pool.ready_sessions()}
+
+
 @pytest.fixture
 def loopback() -> Iterator[LoopbackServer]:
     server = LoopbackServer()
@@ -123,19 +157,27 @@ def loopback() -> Iterator[LoopbackServer]:
     server.close()
 
 
-def sandbox_pids() -> set[int]:
-    """Host processes running as the sandbox's uid (containers share the host's uid space)."""
+def sandbox_pids(backend: DockerBackend, ready: set[str] = frozenset()) -> set[int]:  # type: ignore[assignment]
+    """Host processes running as the sandbox's uid or a job's (containers share the host's
+    uid space). A ready warm container's server (the sandbox uid) waits for the next job
+    and is not counted; a fork-server job's uid is counted wherever it runs. Containers of
+    other judges on this host (another process's benchmarks, say) are not ours to count."""
+    ours = set(backend.containers())
+    every = {c["Id"] for c in backend.client.api.containers(all=True, filters={"label": LABEL})}
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             status = Path(f"/proc/{entry}/status").read_text()
+            cgroup = Path(f"/proc/{entry}/cgroup").read_text()
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("Uid:") and int(line.split()[1]) == SANDBOX_UID:
-                pids.add(int(entry))
+        uid = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:"))
+        if any(cid in cgroup for cid in every - ours):
+            continue
+        if uid >= JOB_UIDS or (uid == SANDBOX_UID and not any(cid in cgroup for cid in ready)):
+            pids.add(int(entry))
     return pids
 
 
@@ -162,7 +204,7 @@ def host_shadow_lines() -> list[str]:
 def test_hostile_submission(
     hostile: Hostile,
     hostile_problem: Problem,
-    docker_backend: DockerBackend,
+    sandbox: DockerBackend,
     docker_store: ExpectedStore,
     loopback: LoopbackServer,
     monkeypatch: pytest.MonkeyPatch,
@@ -171,10 +213,11 @@ def test_hostile_submission(
     monkeypatch.setenv(HOST_SECRET_ENV, HOST_SECRET)
     sentinel = tmp_path / "sentinel.txt"
     sentinel.write_text("untouched")
-    before_pids = sandbox_pids()
+    _, ready_before = settled_containers(sandbox)
+    before_pids = sandbox_pids(sandbox, ready_before)
     package_digest = tree_digest(hostile_problem.root)
     judge_digest = tree_digest(Path(__file__).resolve().parents[2] / "judge")
-    recording = Recording(docker_backend)
+    recording = Recording(sandbox)
 
     source = hostile.source.replace("__PORT__", str(loopback.port))
     report = judge_source(hostile_problem, source, recording, docker_store)  # type: ignore[arg-type]
@@ -188,15 +231,16 @@ def test_hostile_submission(
     assert outcome.ready_s is not None and outcome.ready_s <= limits.startup_s
     assert outcome.wall_s - outcome.ready_s <= limits.wall_s + MARGIN_S, outcome
     # Nothing is left behind, nothing on the host changed, nothing leaked.
-    assert docker_backend.containers() == []
-    assert sandbox_pids() - before_pids == set()
+    containers, ready = settled_containers(sandbox)
+    assert set(containers) == ready
+    assert sandbox_pids(sandbox, ready) - before_pids == set()
     assert sentinel.read_text() == "untouched"
     assert tree_digest(hostile_problem.root) == package_digest
     assert tree_digest(Path(__file__).resolve().parents[2] / "judge") == judge_digest
     assert loopback.accepted == 0
     assert leaked(report, [MARKER, HOST_SECRET, *host_shadow_lines(), *hostile.must_not_leak]) == []
     # The next learner is judged as if nothing happened.
-    after = judge_source(hostile_problem, CORRECT, docker_backend, docker_store)
+    after = judge_source(hostile_problem, CORRECT, sandbox, docker_store)
     assert str(after.verdict) == "AC", [(c.name, c.verdict, c.message) for c in after.cases]
 
 

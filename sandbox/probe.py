@@ -1,0 +1,23 @@
+"""A minimal job for the sandbox's own tests: run the Python source that arrives on stdin.
+
+The runner is what judging uses; this lets the sandbox tests look at a warm or fork-server
+job from the inside (its user, limits, filter, folder, memory) without the judge. It gives
+job code nothing the runner does not: both execute what they are sent.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def prepare() -> None:
+    """Nothing to preload: the tests check the sandbox, not torch."""
+
+
+def main() -> int:
+    source = sys.stdin.read()
+    sys.stdin.close()
+    sys.stdout.write("ready\n")  # the first result byte marks the job as ready
+    sys.stdout.flush()
+    exec(compile(source, "<job>", "exec"), {"__name__": "__job__"})
+    return 0
