@@ -99,6 +99,11 @@ class DockerBackend:
     def mode(self) -> str:
         return self.pool_policy.mode if self.pool_policy is not None else "cold"
 
+    def warm_up(self) -> None:
+        """Start filling the pool now, so that the first job finds a ready container."""
+        if self.pool is not None:
+            self.pool.start()
+
     def close(self) -> None:
         """Remove the pool's containers (a cold backend holds none between runs)."""
         if self.pool is not None:

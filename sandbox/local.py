@@ -48,6 +48,12 @@ class LocalBackend:
 
         return f"local:python-{sys.version.split()[0]}:torch-{torch.__version__}"
 
+    def warm_up(self) -> None:
+        """Nothing is pooled here: each run is a new process."""
+
+    def close(self) -> None:
+        """Nothing is held between runs."""
+
     def _env(self, workdir: str) -> dict[str, str]:
         return {
             "PATH": "/usr/local/bin:/usr/bin:/bin",

@@ -76,6 +76,11 @@ class Pool(Generic[S]):
             self._cond.notify_all()  # the filler starts a replacement
         self._reaper.close(session)
 
+    def start(self) -> None:
+        """Begin starting sessions in the background (acquire does it too, on first use)."""
+        with self._cond:
+            self._ensure_filler()
+
     def fill(self, timeout_s: float) -> bool:
         """Wait until `size` sessions are ready (for benchmarks and tests). True if they are."""
         give_up = time.monotonic() + timeout_s

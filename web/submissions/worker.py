@@ -77,6 +77,9 @@ class Worker:
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():
+            # Cleared before looking at the queue, not after waiting: a wake-up that comes
+            # while this worker looks (or while another worker clears) is never lost.
+            self.wake.clear()
             try:
                 worked = self.run_once()
             except Exception:  # the database went away, say; keep the worker alive
@@ -84,7 +87,6 @@ class Worker:
                 worked = False
             if not worked:
                 self.wake.wait(self.settings.poll_s)
-                self.wake.clear()
 
     def run_once(self) -> bool:
         """Judge one queued submission if there is one. True if one was taken."""
@@ -166,6 +168,9 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        # Ready sandboxes (warm or fork mode) start now, not on the first submission.
+        if self.workers:
+            self.workers[0].context.backend.warm_up()
         for w in self.workers:
             t = threading.Thread(target=w.run_forever, args=(self._stop,), name=w.name, daemon=True)
             t.start()
@@ -179,3 +184,5 @@ class WorkerPool:
         self._wake.set()
         for t in self._threads:
             t.join(timeout)
+        if self.workers:
+            self.workers[0].context.backend.close()  # its ready containers go too
