@@ -19,6 +19,7 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
     from judge.grading import judge_source
     from judge.package import find_problem
     from judge.report import render_table
+    from judge.settings import SandboxSettings
     from judge.verdicts import Verdict
 
     problem = find_problem(args.problem, settings.problems_dir)
@@ -30,9 +31,13 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
         raise UsageError(f"no such file: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
-    backend, warnings = make_backend(args.backend or settings.backend)
+    # One judgement: a pool of one (a second ready container would only take CPU from it).
+    backend, warnings = make_backend(args.backend or settings.backend, SandboxSettings(pool_size=1))
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
-    report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
+    try:
+        report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
+    finally:
+        backend.close()
     report.warnings = warnings + report.warnings
     if args.json:
         print(report.to_json())
@@ -52,7 +57,10 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
     if not dirs:
         raise UsageError("name package folders or pass --all")
     backend, _ = make_backend(args.backend or settings.backend)
-    results = [validate_package(d, backend, settings) for d in dirs]
+    try:
+        results = [validate_package(d, backend, settings) for d in dirs]
+    finally:
+        backend.close()
     if args.json:
         import json
 
@@ -84,7 +92,10 @@ def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
     # The reference and the known mistakes are the author's code: the local backend will do.
     backend, _warnings = make_backend(args.backend or "local")
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
-    root = build_kit(Path(args.out), problems, store, backend, args.server)
+    try:
+        root = build_kit(Path(args.out), problems, store, backend, args.server)
+    finally:
+        backend.close()
     print(f"practice kit: {root} ({len(problems)} problems)")
     print(f"try: python {root / 'judge.py'} {problems[0].id}" if problems else "")
     return 0
