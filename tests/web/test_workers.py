@@ -87,7 +87,9 @@ def worker_env(database_url: str, problems_dir: Path, tmp_path: Path) -> dict[st
         "JUDGE_DATABASE_URL": database_url,
         "JUDGE_PROBLEMS_DIR": str(problems_dir),
         "JUDGE_CACHE_DIR": str(tmp_path / "cache"),
-        "JUDGE_BACKEND": "local",
+        # Docker's fork servers where an engine answers (always under CI), as in production,
+        # and 10x faster than a new local runner per judgement; else the local backend.
+        "JUDGE_BACKEND": "auto",
         "JUDGE_ALLOW_UNSANDBOXED": "1",
         "JUDGE_POLL_S": "0.05",
     }
