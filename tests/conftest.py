@@ -1,11 +1,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from judge.expected import ExpectedStore
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_shared_backend() -> Iterator[None]:
+    """The problem tests' shared backend (tests.factories.shared_backend) holds ready containers."""
+    yield
+    from tests.factories import close_shared_backend
+
+    close_shared_backend()
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from judge.grading import judge_source
 from judge.package import Problem
 from judge.report import Report
 from judge.settings import REPO_ROOT
+from sandbox.backend import Backend
 from sandbox.local import LocalBackend
 
 DEFAULT_CASES = '''
@@ -96,6 +97,35 @@ def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: str
     if isinstance(problem, Path):
         problem = Problem(problem)
     return judge_source(problem, source, local_backend(), store, which)  # type: ignore[arg-type]
+
+
+_shared: list[Backend] = []
+
+
+def shared_backend() -> Backend:
+    """One backend for the whole session's problem tests: Docker's fork servers where an engine
+    and the image answer (always under CI; the sandbox learners get), else the local backend.
+    A new local runner costs about 2 s a judgement, a fork server's child a few tens of ms."""
+    if not _shared:
+        from judge.backends import BackendUnavailable, make_backend
+        from judge.settings import SandboxSettings
+
+        try:
+            backend, _ = make_backend("docker", SandboxSettings(sandbox_mode="fork", pool_size=2))
+        except BackendUnavailable:
+            backend = local_backend()
+        _shared.append(backend)
+    return _shared[0]
+
+
+def close_shared_backend() -> None:
+    while _shared:
+        _shared.pop().close()
+
+
+def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: str = "all") -> Report:
+    """A shipped problem judged as on the server (see shared_backend)."""
+    return judge_source(problem, source, shared_backend(), store, which)  # type: ignore[arg-type]
 
 
 def source_module(name: str, source: str) -> types.ModuleType:

@@ -10,7 +10,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ PROBLEM = Problem(REPO_ROOT / "problems" / "204-rmsnorm")
 
 @pytest.mark.parametrize("solution", PROBLEM.solutions("accepted"), ids=lambda s: s.path.stem)
 def test_accepted_formulations_get_ac(solution, store: ExpectedStore) -> None:  # type: ignore[no-untyped-def]
-    report = judge(PROBLEM, solution.source(), store)
+    report = judge_problem(PROBLEM, solution.source(), store)
     assert report.verdict == Verdict.AC, [
         (c.name, c.message) for c in report.cases if c.verdict != Verdict.AC
     ]
@@ -28,7 +28,7 @@ def test_accepted_formulations_get_ac(solution, store: ExpectedStore) -> None:  
 
 @pytest.mark.parametrize("solution", PROBLEM.solutions("wrong"), ids=lambda s: s.path.stem)
 def test_each_mistake_gets_wa_with_its_hint(solution, store: ExpectedStore) -> None:  # type: ignore[no-untyped-def]
-    report = judge(PROBLEM, solution.source(), store)
+    report = judge_problem(PROBLEM, solution.source(), store)
     assert report.verdict == Verdict.WA
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert failing and all(c.verdict == Verdict.WA for c in failing)
@@ -37,7 +37,7 @@ def test_each_mistake_gets_wa_with_its_hint(solution, store: ExpectedStore) -> N
 
 def test_bf16_statistics_are_caught_only_by_ulp_cases(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "stats_in_input_dtype")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     assert failing == {"rmsnorm_bf16", "rmsnorm_fp16_large", "gated_bf16"}
     bf16 = next(c for c in report.cases if c.name == "rmsnorm_bf16")
@@ -50,7 +50,7 @@ def test_forbidden_builtin_is_named(tmp_path: Path, store: ExpectedStore) -> Non
         "return F.rms_norm(x, (x.shape[-1],), 1 + self.weight, self.eps)",
     )
     assert "F.rms_norm" in src
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     assert report.verdict == Verdict.WA
     rms = next(c for c in report.cases if c.name == "rmsnorm_fp32")
     assert "torch.nn.functional.rms_norm" in rms.message
@@ -62,12 +62,12 @@ def test_nn_rmsnorm_class_is_forbidden_under_every_alias(store: ExpectedStore) -
         + PROBLEM.reference.source()
         + "\nclass RMSNorm(Builtin):\n    pass\n"
     )
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     init = next(c for c in report.cases if c.name == "rmsnorm_init")
     assert init.verdict == Verdict.WA and "torch.nn.RMSNorm" in init.message
 
 
 def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, PROBLEM.starter.source(), store)
+    report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message

@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "205-rope")
 
@@ -34,7 +34,7 @@ def test_onnx_rotary_embedding_is_forbidden(store: ExpectedStore) -> None:
         + "    )\n"
         + "    return y.transpose(1, 2).to(x.dtype)\n"
     )
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     apply = next(c for c in report.cases if c.name == "apply_fp32")
     assert apply.verdict == Verdict.WA and "torch.onnx.ops.rotary_embedding" in apply.message
     # The tables are the learner's own and still pass.
@@ -44,7 +44,7 @@ def test_onnx_rotary_embedding_is_forbidden(store: ExpectedStore) -> None:
 @pytest.mark.slow
 def test_writing_into_x_is_caught_only_where_x_is_reused(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "in_place_on_x")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
     assert set(failing) == {"backward", "inputs_unchanged", "relative_position"}
     assert "x_unchanged" in failing["inputs_unchanged"].message

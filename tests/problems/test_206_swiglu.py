@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
 
@@ -30,7 +30,7 @@ def test_fp32_output_from_a_bf16_module_is_a_dtype_error(store: ExpectedStore) -
         "        return F.linear(F.silu(g) * u, self.down_proj.weight.float())",
     )
     assert "xf = x.float()" in src
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
     assert set(failing) == {"forward_bf16", "backward_bf16"}
     assert "dtype" in failing["backward_bf16"].message

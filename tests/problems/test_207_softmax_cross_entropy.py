@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "207-softmax-cross-entropy")
 
@@ -36,7 +36,7 @@ def test_softmin_and_linear_cross_entropy_are_forbidden(store: ExpectedStore) ->
         "        ignore_index=ignore_index,\n"
         "    )\n"
     )
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     by_name = {c.name: c for c in report.cases}
     assert "torch.nn.functional.softmin" in by_name["softmax_fp32"].message
     assert "torch._log_softmax" in by_name["log_softmax_fp32"].message
@@ -47,7 +47,7 @@ def test_softmin_and_linear_cross_entropy_are_forbidden(store: ExpectedStore) ->
 @pytest.mark.slow
 def test_in_place_targets_get_their_own_hint(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "in_place_targets")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
     # The second loss in cross_entropy_3d reuses the targets and now counts the padding.
     assert set(failing) == {"cross_entropy_3d", "inputs_unchanged"}

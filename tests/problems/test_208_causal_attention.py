@@ -10,7 +10,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge, package_module
+from tests.factories import judge_problem, package_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "208-causal-attention")
 
@@ -55,14 +55,14 @@ def test_reference_gradients_are_finite_with_empty_rows() -> None:
 def test_sdpa_is_forbidden(store: ExpectedStore) -> None:
     src = "import torch.nn.functional as F\n\n\ndef attention(q, k, v, padding_mask=None):\n"
     src += "    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     fp32 = next(c for c in report.cases if c.name == "causal_fp32")
     assert fp32.verdict == Verdict.WA and "scaled_dot_product_attention" in fp32.message
 
 
 @pytest.mark.slow
 def test_nan_gradients_fail_only_the_gradient_cases(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, _wrong("additive_bias_nan_grads"), store)
+    report = judge_problem(PROBLEM, _wrong("additive_bias_nan_grads"), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     assert failing == {"backward", "long_sequence"}
     case = next(c for c in report.cases if c.name == "backward")
@@ -71,7 +71,7 @@ def test_nan_gradients_fail_only_the_gradient_cases(store: ExpectedStore) -> Non
 
 @pytest.mark.slow
 def test_bf16_weights_fail_only_the_bf16_cases_by_ulps(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, _wrong("weights_rounded_to_bf16"), store)
+    report = judge_problem(PROBLEM, _wrong("weights_rounded_to_bf16"), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     assert failing == {"bf16_inputs", "bf16_padded_long"}
     case = next(c for c in report.cases if c.name == "bf16_inputs")

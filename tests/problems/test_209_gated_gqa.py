@@ -10,7 +10,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge, package_module
+from tests.factories import judge_problem, package_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "209-gated-gqa")
 
@@ -69,7 +69,7 @@ def test_statement_example() -> None:
 @pytest.mark.slow
 def test_tiled_kv_heads_pass_mha_and_mqa_but_not_groups(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "kv_heads_tiled")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     verdicts = {c.name: c.verdict for c in report.cases}
     assert verdicts["mha"] == verdicts["mqa"] == verdicts["parameters"] == Verdict.AC
     assert verdicts["gqa_fp32"] == verdicts["wide_groups"] == Verdict.WA
@@ -84,6 +84,6 @@ def test_sdpa_is_forbidden(store: ExpectedStore) -> None:
         "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)",
     )
     assert "scaled_dot_product_attention(q" in src
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     case = next(c for c in report.cases if c.name == "gqa_fp32")
     assert case.verdict == Verdict.WA and "scaled_dot_product_attention" in case.message

@@ -10,7 +10,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge, source_module
+from tests.factories import failing_cases, judge_problem, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "210-kv-cache")
 
@@ -84,7 +84,7 @@ def test_sdpa_is_causal_gets_the_absolute_position_hint(store: ExpectedStore) ->
         "    )\n"
         "    return out.to(q.dtype)\n"
     )
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     assert report.verdict == Verdict.WA
     hint = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "chunk_relative_mask").hint()
     decode = next(c for c in report.cases if c.name == "prefill_then_decode_fp32")

@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 pytestmark = pytest.mark.slow
 
@@ -25,14 +25,14 @@ def test_torch_conv1d_is_forbidden_as_the_same_object_as_f_conv1d(store: Expecte
         ONE_SHOT_BODY,
         f"    z = {call}(xpad.float(), weight.float()[:, None], bias, groups=x.shape[1])\n" + ONE_SHOT_BODY,
     )
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     case = next(c for c in report.cases if c.name == "conv_fp32")
     assert case.verdict == Verdict.WA and "torch.nn.functional.conv1d" in case.message
 
 
 def test_in_place_state_update_fails_only_the_untouched_case(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "step_updates_state_in_place")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     assert failing == {"inputs_untouched"}
     case = next(c for c in report.cases if c.name == "inputs_untouched")
@@ -40,6 +40,6 @@ def test_in_place_state_update_fails_only_the_untouched_case(store: ExpectedStor
 
 
 def test_starter_scores_zero(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, PROBLEM.starter.source(), store)
+    report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message

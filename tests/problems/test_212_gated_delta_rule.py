@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ def _wrong(stem: str):  # type: ignore[no-untyped-def]
 
 def test_bf16_recurrence_is_caught_only_by_the_bf16_case(store: ExpectedStore) -> None:
     wrong = _wrong("math_in_bf16")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["bf16"]
     assert "final_state" in failing[0].message and failing[0].hint == wrong.hint()
@@ -29,7 +29,7 @@ def test_bf16_recurrence_is_caught_only_by_the_bf16_case(store: ExpectedStore) -
 
 def test_in_place_initial_state_is_caught_and_explained(store: ExpectedStore) -> None:
     wrong = _wrong("updates_initial_state_in_place")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     by_name = {c.name: c for c in report.cases}
     assert by_name["inputs_untouched"].verdict == Verdict.WA
     assert "initial_state_after_call" in by_name["inputs_untouched"].message
@@ -40,6 +40,6 @@ def test_in_place_initial_state_is_caught_and_explained(store: ExpectedStore) ->
 
 
 def test_starter_scores_zero(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, PROBLEM.starter.source(), store)
+    report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message

@@ -10,7 +10,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "213-moe-routing")
 ROUTE_CASES = {"statement_example", "route_fp32", "route_flags", "route_bf16_logits"}
@@ -34,7 +34,7 @@ def test_case_inputs_have_no_near_ties() -> None:
 @pytest.mark.slow
 def test_transposed_router_is_a_shape_error_except_when_square(store: ExpectedStore) -> None:
     wrong = _wrong("router_transposed")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     by_name = {c.name: c for c in report.cases}
     square = by_name["moe_square_router"]
     assert square.verdict == Verdict.WA and square.hint == wrong.hint()
@@ -46,7 +46,7 @@ def test_transposed_router_is_a_shape_error_except_when_square(store: ExpectedSt
 @pytest.mark.slow
 def test_expert_order_mistake_fails_only_route_cases(store: ExpectedStore) -> None:
     wrong = _wrong("sorted_by_expert_index")
-    report = judge(PROBLEM, wrong.source(), store)
+    report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     # The statement's example already lists its two experts in index order.
     assert failing == ROUTE_CASES - {"statement_example"}

@@ -11,7 +11,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge, source_module
+from tests.factories import failing_cases, judge_problem, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
 CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
@@ -93,7 +93,7 @@ def test_residual_aliased_through_assignment_gets_the_in_place_hint(store: Expec
         "        h = x\n        h += self.self_attn(self.input_layernorm(x))\n",
     )
     assert "h += self.self_attn" in src
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     untouched = next(c for c in report.cases if c.name == "input_untouched")
     hint = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "residual_add_in_place").hint()
     assert untouched.verdict == Verdict.WA and untouched.hint == hint

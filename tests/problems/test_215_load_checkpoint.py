@@ -12,7 +12,7 @@ from judge.package import Problem
 from judge.runner.guards import ForbiddenAPIError
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "215-load-checkpoint")
 
@@ -31,7 +31,7 @@ def load_checkpoint(model, state_dict, prefix="model.", tied=None, strict=True):
 
 @pytest.mark.slow
 def test_builtin_load_state_dict_is_forbidden_even_if_the_error_is_caught(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, BUILTIN.replace("ON_ERROR", "pass"), store)
+    report = judge_problem(PROBLEM, BUILTIN.replace("ON_ERROR", "pass"), store)
     case = next(c for c in report.cases if c.name == "full_load_bf16")
     assert case.verdict == Verdict.WA
     assert "torch.nn.Module.load_state_dict" in case.message

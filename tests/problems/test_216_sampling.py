@@ -8,7 +8,7 @@ from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge
+from tests.factories import judge_problem
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +23,7 @@ def _wrong(stem: str) -> str:
 
 @pytest.mark.parametrize("stem", ["global_rng", "samples_in_sorted_order"])
 def test_right_distribution_wrong_draws(stem: str, store: ExpectedStore) -> None:
-    report = judge(PROBLEM, _wrong(stem), store)
+    report = judge_problem(PROBLEM, _wrong(stem), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
     # The frequencies are right, so sample_distribution passes; only the exact ids differ.
     assert failing == EXACT_DRAWS
@@ -41,13 +41,13 @@ def test_float64_filters_draw_the_same_tokens(store: ExpectedStore) -> None:
         )
     )
     assert "double" in src and ".double(), -1).float()" in src
-    report = judge(PROBLEM, src, store)
+    report = judge_problem(PROBLEM, src, store)
     assert report.verdict == Verdict.AC, [
         (c.name, c.message) for c in report.cases if c.verdict != Verdict.AC
     ]
 
 
 def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
-    report = judge(PROBLEM, PROBLEM.starter.source(), store)
+    report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message
