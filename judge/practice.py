@@ -277,13 +277,18 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
     )
     print(f"提交 submitted as #{accepted['id']} to {server}; 评测中 judging…", flush=True)
     deadline = time.monotonic() + WAIT_S
+    wait = ""
     while True:
-        sub = call(server, "GET", f"/api/submissions/{accepted['id']}", token)
+        asked = time.monotonic()
+        # After the first read, the server holds the request until the status changes.
+        sub = call(server, "GET", f"/api/submissions/{accepted['id']}{wait}", token)
         if sub["status"] == "done":
             break
         if time.monotonic() > deadline:
             raise KitError(f"no verdict after {WAIT_S:.0f} s; see {server}/submissions/{accepted['id']}")
-        time.sleep(POLL_S)
+        if wait and time.monotonic() - asked < POLL_S:
+            time.sleep(POLL_S)  # answered at once with nothing new: a server that does not wait
+        wait = "?wait=20"
     report = Report(
         problem=problem.id,
         verdict=Verdict(sub["verdict"]),

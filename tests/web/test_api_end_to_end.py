@@ -676,3 +676,23 @@ def test_healthz_and_metrics(quiet: TestClient) -> None:
     samples = metric_samples(quiet)
     assert samples[("judge_queue_depth", (("status", "queued"),))] == 1
     assert samples[("judge_queue_depth", (("status", "done"),))] == 0
+
+
+@pytest.mark.slow
+def test_a_long_poll_answers_when_the_status_changes(server: TestClient) -> None:
+    _, token = register(server, unique_name("lp"))
+    sub_id = submit(server, token, REFERENCE, mode="run")
+    seen = []
+    for _ in range(5):  # queued -> running -> done takes at most three answers
+        res = server.get(f"/api/submissions/{sub_id}?wait=20", headers=bearer(token))
+        assert res.status_code == 200
+        seen.append(res.json()["status"])
+        if seen[-1] == "done":
+            break
+    assert seen[-1] == "done" and len(seen) <= 3, seen
+    assert res.json()["verdict"] == "AC"
+    # Done already: no waiting at all; someone else's submission: not found, at once.
+    assert server.get(f"/api/submissions/{sub_id}?wait=20", headers=bearer(token)).json()["status"] == "done"
+    _, other = register(server, unique_name("lq"))
+    assert server.get(f"/api/submissions/{sub_id}?wait=20", headers=bearer(other)).status_code == 404
+    assert server.get(f"/api/submissions/{sub_id}?wait=99", headers=bearer(token)).status_code == 422

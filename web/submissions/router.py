@@ -6,7 +6,9 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from web.auth import ratelimit
 from web.auth.models import User
@@ -16,6 +18,7 @@ from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.submissions.models import Submission, SubmissionEvent
 from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
+from web.submissions.waiting import MAX_WAIT_S, CompletionBoard
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -66,13 +69,66 @@ def my_submissions(
 
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)
-def get_submission(submission_id: IdPath, user: UserDep, db: DbDep) -> SubmissionDetail:
-    sub = db.get(Submission, submission_id)
+async def get_submission(
+    submission_id: IdPath,
+    user: UserDep,
+    db: DbDep,
+    platform: PlatformDep,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_WAIT_S,
+            description="长轮询 long-poll: answer when the status changes (or after this many seconds)",
+        ),
+    ] = 0.0,
+) -> SubmissionDetail:
+    # Every waiting learner's page reads this. The reads run in a thread; the answer is checked
+    # against the response model here on the loop (a plain-function route would send that
+    # check to a second thread).
+    first = await run_in_threadpool(read_submission, submission_id, user, db)
+    if wait <= 0 or first.status == "done":
+        return first
+    # The wait itself holds no thread and no database connection: it sleeps on the loop until
+    # a worker of this process announces a change, re-reading the status every RECHECK_S for
+    # workers elsewhere.
+    await run_in_threadpool(db.rollback)
+
+    async def changed() -> bool:
+        status = await run_in_threadpool(_status_now, db, submission_id)
+        return status != first.status
+
+    board = platform.pool.board if platform.pool is not None else _UNANNOUNCED
+    if not await board.wait_until(submission_id, changed, wait):
+        return first
+    return await run_in_threadpool(read_submission, submission_id, user, db)
+
+
+# Nobody announces on it: for a server whose workers all run elsewhere (JUDGE_WORKERS=0).
+_UNANNOUNCED = CompletionBoard()
+
+
+def _status_now(db: Session, submission_id: int) -> str | None:
+    try:
+        return db.scalar(select(Submission.status).where(Submission.id == submission_id))
+    finally:
+        db.rollback()  # give the connection back between reads
+
+
+# A submission with the content hash of the version it was judged against, in one query.
+_SUBMISSION_AND_VERSION = (
+    select(Submission, ProblemVersion.content_hash)
+    .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+    .where(Submission.id == bindparam("id"))
+)
+
+
+def read_submission(submission_id: int, user: User, db: Session) -> SubmissionDetail:
+    found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
     # Someone else's submission is "not found", so ids reveal nothing.
-    if sub is None or (sub.user_id != user.id and not user.is_admin):
+    if found is None or (found[0].user_id != user.id and not user.is_admin):
         raise not_found(f"submission {submission_id}")
-    owner = db.get(User, sub.user_id)
-    version = db.get(ProblemVersion, sub.problem_version_id) if sub.problem_version_id else None
-    return detail(
-        sub, owner.username if owner else "?", version.content_hash if version else None, user.is_admin
-    )
+    sub: Submission = found[0]
+    version: str | None = found[1]
+    owner = db.get(User, sub.user_id)  # the reader themself: no query (the identity map has them)
+    return detail(sub, owner.username if owner else "?", version, user.is_admin)

@@ -29,6 +29,7 @@ from web.metrics import Metrics
 from web.problems.models import ProblemVersion
 from web.submissions import queue
 from web.submissions.queue import Claim
+from web.submissions.waiting import CompletionBoard
 
 if TYPE_CHECKING:
     from web.settings import WebSettings
@@ -67,6 +68,7 @@ class Worker:
         settings: QueueSettings,
         metrics: Metrics | None = None,
         wake: threading.Event | None = None,
+        board: CompletionBoard | None = None,
     ) -> None:
         self.name = name
         self.factory = factory
@@ -74,6 +76,7 @@ class Worker:
         self.settings = settings
         self.metrics = metrics
         self.wake = wake or threading.Event()
+        self.board = board
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -94,6 +97,8 @@ class Worker:
         claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts)
         if claimed is None:
             return False
+        if self.board is not None:
+            self.board.notify(claimed.submission_id)  # queued -> running
         beat_stop = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(claimed, beat_stop), daemon=True)
         beat.start()
@@ -118,8 +123,12 @@ class Worker:
             log.warning(
                 "worker %s: lease of submission %s was lost; result dropped", self.name, claimed.submission_id
             )
-        elif self.metrics is not None:
-            self.metrics.observe_judgement(claimed.mode, str(report["verdict"]), time.monotonic() - started)
+        else:
+            if self.board is not None:
+                self.board.notify(claimed.submission_id)  # long-polling readers see it now
+            if self.metrics is not None:
+                elapsed = time.monotonic() - started
+                self.metrics.observe_judgement(claimed.mode, str(report["verdict"]), elapsed)
         return True
 
     def _heartbeat(self, claimed: Claim, stop: threading.Event) -> None:
@@ -161,9 +170,11 @@ class WorkerPool:
     ) -> None:
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self.board = CompletionBoard()
         host = f"{socket.gethostname()}:{os.getpid()}"
         self.workers = [
-            Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake) for i in range(n)
+            Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake, self.board)
+            for i in range(n)
         ]
         self._threads: list[threading.Thread] = []
 

@@ -112,14 +112,17 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
   }
 }
 
-// Follow a submission until it is judged: queued → running → done.
+// Follow a submission until it is judged: queued → running → done. After the first read each
+// request long-polls (`?wait=`): the server answers as soon as the status changes, so the verdict
+// shows the moment it is written, with one request open at a time instead of a poll every 250 ms.
 export async function follow(api, id, onUpdate) {
-  let delay = 250;
   let failures = 0;
+  let last = null;
   for (;;) {
     let sub;
+    const asked = Date.now();
     try {
-      sub = await api("GET", `/api/submissions/${id}`);
+      sub = await api("GET", `/api/submissions/${id}${last ? "?wait=20" : ""}`);
       failures = 0;
     } catch (err) {
       // A blip (a restart, a dropped connection) is retried; a refusal (401, 404) is not.
@@ -131,7 +134,11 @@ export async function follow(api, id, onUpdate) {
       onUpdate(sub);
       if (sub.status === "done") return sub;
     }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(1000, delay * 1.5);
+    // An answer that came back at once with nothing new (an error, or a server that does not
+    // wait) is not asked again at once.
+    if (!sub || (sub.status === last && Date.now() - asked < 200)) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    last = sub ? sub.status : last;
   }
 }

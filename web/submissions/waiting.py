@@ -1,0 +1,76 @@
+"""Long-polling for a verdict: a reader waits until its submission is done, not a poll interval.
+
+Workers in this process announce each change they write (claimed, then judged:
+`CompletionBoard.notify`, called from a worker thread); a waiting request (on the event loop)
+wakes at once. Results written by
+workers on other hosts are not announced here, so a waiter also looks at the database again
+every `RECHECK_S`; that bounds how late such a verdict is seen, as polling did before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Awaitable, Callable
+
+RECHECK_S = 0.5
+MAX_WAIT_S = 25.0  # below common proxy timeouts (30 s and up)
+
+
+class CompletionBoard:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: dict[int, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+
+    def notify(self, submission_id: int) -> None:
+        """`submission_id` changed (it was claimed or judged). Safe to call from any thread."""
+        with self._lock:
+            waiters = self._waiters.pop(submission_id, [])
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def waiting(self) -> int:
+        with self._lock:
+            return sum(len(w) for w in self._waiters.values())
+
+    async def wait_until(
+        self, submission_id: int, is_done: Callable[[], Awaitable[bool]], timeout_s: float
+    ) -> bool:
+        """Wait until `is_done()` (a database read: has it changed?) says so, or `timeout_s` passes.
+
+        The waiter is registered before each read, so a result committed between the read
+        and the wait still wakes it. Returns the last answer of `is_done`.
+        """
+        loop = asyncio.get_running_loop()
+        give_up = time.monotonic() + min(max(timeout_s, 0.0), MAX_WAIT_S)
+        while True:
+            future: asyncio.Future[None] = loop.create_future()
+            with self._lock:
+                self._waiters.setdefault(submission_id, []).append((loop, future))
+            try:
+                if await is_done():
+                    return True
+                remaining = give_up - time.monotonic()
+                if remaining <= 0:
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(future, timeout=min(remaining, RECHECK_S))
+            finally:
+                self._forget(submission_id, future)
+
+    def _forget(self, submission_id: int, future: asyncio.Future[None]) -> None:
+        with self._lock:
+            waiters = self._waiters.get(submission_id)
+            if not waiters:
+                return
+            waiters[:] = [(lp, f) for lp, f in waiters if f is not future]
+            if not waiters:
+                del self._waiters[submission_id]
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
