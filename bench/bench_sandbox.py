@@ -1,9 +1,15 @@
 """One judgement of problem 204 against the floor: `python bench/bench_sandbox.py [--repeat N]`.
 
-bare     the reference's cases in this warm process (the floor, measured in every run)
-local    judge_source through the local backend (a new runner process per judgement)
-docker   judge_source through a new container per judgement (skipped without an engine)
-The expected observations are cached first, so only the learner's run is measured.
+bare         the reference's cases in this warm process (the floor, measured in every run)
+local        judge_source through the local backend (a new runner process per judgement)
+docker cold  a new container per judgement
+docker warm  a container started ahead of time with torch imported, used once
+docker fork  a fork server's fresh child per judgement (per-job uid, rlimits, seccomp)
+
+The expected observations are cached first, so only the learner's run is measured. For the
+warm and fork rows the pool is refilled between judgements (untimed): each timed run finds
+a ready container, as an idle server's submission does. A second table splits each
+judgement into where its time goes.
 """
 
 from __future__ import annotations
@@ -11,41 +17,97 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from common import REPO, bare_ms, median, plot, print_table, row, save, timed
+from common import REPO, bare_ms, median, percentile, plot, print_table, row, save, timed
+
+
+class Timing:
+    """Passes runs to a backend and keeps each run's outcome, to split the time."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.outcomes: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def run(self, command: list[str], stdin: bytes, limits: Any) -> Any:
+        outcome = self.inner.run(command, stdin, limits)
+        self.outcomes.append(outcome)
+        return outcome
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--modes", default="local,cold,warm,fork", help="which rows to measure")
     args = parser.parse_args()
 
     from judge.backends import make_backend
     from judge.expected import ExpectedStore
     from judge.grading import judge_source
     from judge.package import find_problem
+    from judge.settings import SandboxSettings
 
     problem = find_problem("204", REPO / "problems")
     source = (problem.root / "solutions/accepted/div_sqrt_sum.py").read_text()
     floor_values = bare_ms(repeat=max(30, args.repeat))
     floor = median(floor_values)
     rows = [row("bare (floor)", floor_values, floor)]
+    split: list[dict[str, float | str]] = []
     store = ExpectedStore(Path(tempfile.mkdtemp(prefix="bench-cache-")))
-    for name in ("local", "docker"):
+    for mode in args.modes.split(","):
+        name = "local" if mode == "local" else "docker"
         try:
-            backend, _ = make_backend(name)
+            settings = SandboxSettings(sandbox_mode=mode if name == "docker" else "cold", pool_size=1)  # type: ignore[arg-type]
+            backend, _ = make_backend(name, settings)
         except Exception as exc:  # no engine or no image: say so and go on
-            print(f"({name}: not available: {exc})")
+            print(f"({mode}: not available: {exc})")
             continue
-        judge_source(problem, source, backend, store)  # fill the reference cache
+        pool = getattr(backend, "pool", None)
+        timing = Timing(backend)
+        try:
+            judge_source(problem, source, backend, store)  # fill the reference cache
+            if pool is not None:
+                pool.fill(120)
+            totals: list[float] = []
 
-        def once(backend=backend) -> None:  # type: ignore[no-untyped-def]
-            report = judge_source(problem, source, backend, store)
-            assert report.verdict == "AC", report.verdict
+            def once(timing: Timing = timing, totals: list[float] = totals) -> None:
+                report = judge_source(problem, source, timing, store)  # type: ignore[arg-type]
+                assert report.verdict == "AC", report.verdict
+                totals.append(sum(c.time_ms for c in report.cases))
 
-        rows.append(row(f"{name}: cold (new runner each)", timed(once, args.repeat), floor))
+            def refill(pool: Any = pool) -> None:
+                if pool is not None:
+                    pool.fill(120)
+
+            values = timed(once, args.repeat, between=refill)
+        finally:
+            backend.close()
+        label = "local: a new runner process" if mode == "local" else f"docker {mode}"
+        rows.append(row(label, values, floor))
+        outcomes = timing.outcomes[-len(values) :]
+        ready = [1000 * (o.ready_s or 0.0) for o in outcomes]
+        walls = [1000 * o.wall_s for o in outcomes]
+        split.append(
+            {
+                "what": label,
+                "total p50": median(values),
+                "to ready": median(ready),
+                "ready -> end": median([w - r for w, r in zip(walls, ready, strict=True)]),
+                "cases (runner)": median(totals),
+                "judge (parse, compare)": median([v - w for v, w in zip(values, walls, strict=True)]),
+                "total p95": percentile(values, 0.95),
+            }
+        )
     print_table("problem 204, one judgement of all cases", rows)
-    print(f"results: {save('sandbox', rows)}")
+    print("\nwhere one judgement's time goes (ms, p50)")
+    keys = [k for k in split[0] if k != "what"] if split else []
+    print(f"{'what':<30}" + "".join(f"{k:>24}" for k in keys))
+    for r in split:
+        print(f"{r['what']!s:<30}" + "".join(f"{float(r[k]):>24.1f}" for k in keys))
+    print(f"results: {save('sandbox', rows, split=split)}")
     picture = plot("sandbox", rows)
     if picture:
         print(f"plot: {picture}")
