@@ -45,11 +45,13 @@ validate: setup
 
 test: lint typecheck pytest
 
-# Baseline figures for docs/performance.md (matplotlib only for the plots).
+# The figures of docs/performance.md (matplotlib only for the plots; wrk from Debian for the web).
 bench: setup
 	$(BIN)/pip install --quiet -r bench/requirements.txt
-	$(BIN)/python bench/bench_sandbox.py
-	$(BIN)/python bench/bench_e2e.py
+	$(BIN)/python bench/bench_sandbox.py --repeat 20
+	$(BIN)/python bench/bench_e2e.py --n 50
+	$(BIN)/python bench/bench_load.py --learners 8 --duration 60
+	$(BIN)/python bench/bench_web.py
 
 # The README's screenshots, taken by the browser tests in Debian's Chromium.
 screenshots: setup frontend

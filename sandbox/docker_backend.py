@@ -18,6 +18,7 @@ ones its dead predecessor left behind.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import select
@@ -39,6 +40,8 @@ from sandbox.backend import Limits, Outcome
 from sandbox.docker_warm import PoolPolicy, WarmContainer, WarmSpec
 from sandbox.image import LABEL, SANDBOX_USER, ImageError, runtime_image
 from sandbox.pool import Pool
+
+log = logging.getLogger(__name__)
 
 # The runner's own footprint (interpreter, torch, its libraries) before learner code runs.
 # The learner's memory budget comes on top of it in the container's memory limit.
@@ -171,21 +174,25 @@ class DockerBackend:
             and tuple(command) == self.warm.command
             and self.pool_policy.accepts(limits)
         ):
-            return self._run_pooled(stdin, limits, self.pool, self.pool_policy)
+            return self._run_pooled(command, stdin, limits, self.pool, self.pool_policy)
         return self._run_cold(command, stdin, limits)
 
     def _run_pooled(
-        self, stdin: bytes, limits: Limits, pool: Pool[WarmContainer], policy: PoolPolicy
+        self, command: list[str], stdin: bytes, limits: Limits, pool: Pool[WarmContainer], policy: PoolPolicy
     ) -> Outcome:
-        """A job in a ready container; the wall clock counts from handing it the job."""
+        """A job in a ready container; the wall clock counts from handing it the job.
+
+        When no container can be had (they fail to start), the job runs cold: slower, but
+        judged, and the same lock-down. The failure is logged.
+        """
         last = ""
         for attempt in range(self.policy.retries + 1):
             if attempt:
                 time.sleep(0.5 * 2 ** (attempt - 1))
             container = pool.acquire(timeout_s=policy.startup_s)
             if container is None:
-                last = f"no {policy.mode} sandbox became ready: {pool.last_error}"
-                continue
+                log.warning("no %s sandbox is ready (%s); this job runs cold", policy.mode, pool.last_error)
+                return self._run_cold(command, stdin, limits)
             fit = False
             try:
                 outcome, fit = container.run(stdin, limits)

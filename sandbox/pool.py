@@ -42,6 +42,7 @@ class Pool(Generic[S]):
         self._closed = False
         self._cond = threading.Condition()
         self.last_error: Exception | None = None
+        self.failures = 0  # consecutive failed starts; 0 again after a success
         self.started = 0  # sessions started, for tests and the metrics
         self._filler: threading.Thread | None = None
         self._reaper = _Reaper()
@@ -49,7 +50,8 @@ class Pool(Generic[S]):
     # -- handing out -------------------------------------------------------------------------
 
     def acquire(self, timeout_s: float) -> S | None:
-        """A ready session, waiting up to `timeout_s` for one; None if none came in time."""
+        """A ready session, waiting up to `timeout_s` for one. None if none came in time, or at
+        once when the last attempt to start one failed (the caller can do without the pool)."""
         give_up = time.monotonic() + timeout_s
         with self._cond:
             self._ensure_filler()
@@ -57,7 +59,7 @@ class Pool(Generic[S]):
                 if self._closed:
                     raise PoolClosed(self.name)
                 remaining = give_up - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self.failures:
                     return None
                 self._cond.wait(remaining)
             self._busy += 1
@@ -122,7 +124,6 @@ class Pool(Generic[S]):
         return not self._closed and len(self._ready) + coming_back < self.size
 
     def _fill_forever(self) -> None:
-        failures = 0
         while True:
             with self._cond:
                 while not self._wanted():
@@ -132,12 +133,14 @@ class Pool(Generic[S]):
             try:
                 session = self.factory()
             except Exception as exc:
-                failures += 1
-                self.last_error = exc
-                time.sleep(min(0.5 * 2**failures, 30.0))  # the engine is in trouble: back off
+                with self._cond:
+                    self.failures += 1
+                    self.last_error = exc
+                    self._cond.notify_all()  # waiters stop waiting for it
+                time.sleep(min(0.5 * 2**self.failures, 30.0))  # the engine is in trouble: back off
                 continue
-            failures = 0
             with self._cond:
+                self.failures = 0
                 self.started += 1
                 if self._closed:
                     self._reaper.close(session)

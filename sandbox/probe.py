@@ -21,3 +21,7 @@ def main() -> int:
     sys.stdout.flush()
     exec(compile(source, "<job>", "exec"), {"__name__": "__job__"})
     return 0
+
+
+if __name__ == "__main__":  # cold: `python3 -m sandbox.probe`, the command a pool stands in for
+    sys.exit(main())

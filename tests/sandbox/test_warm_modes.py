@@ -224,19 +224,21 @@ def test_time_and_output_limits_end_the_job_not_the_server(fork: DockerBackend) 
     assert output(job(fork, "print('fine')")) == "fine\n"
 
 
-def test_a_server_that_cannot_start_is_a_system_error_not_a_hang(docker_backend: DockerBackend) -> None:
-    # Its entry point does not exist: the server fails before it is ever ready.
+def test_a_pool_that_cannot_start_falls_back_to_cold_runs(docker_backend: DockerBackend) -> None:
+    # Its entry point does not exist: every server fails before it is ever ready. Jobs are
+    # still judged (cold, the same lock-down) and nothing waits for a container that never comes.
     broken = DockerBackend(
         docker_backend.client,
         docker_backend.image,
-        replace(docker_backend.policy, retries=0),
+        docker_backend.policy,
         warm=replace(PROBE, entry="sandbox.no_such_module:main"),
-        pool=PoolPolicy(mode="fork", size=1, startup_s=8),
+        pool=PoolPolicy(mode="fork", size=1, startup_s=30),
     )
     try:
-        out = job(broken, "print(1)")
-        assert out.system_error is not None and "fork sandbox" in out.system_error
+        assert output(job(broken, "print(6 * 7)")) == "42\n"
         assert broken.pool is not None and "no_such_module" in str(broken.pool.last_error)
+        assert broken.pool.failures >= 1 and broken.pool.started == 0
+        assert output(job(broken, "print('again')")) == "again\n"
     finally:
         broken.close()
     assert broken.containers() == []
