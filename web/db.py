@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, MetaData, TypeDecorator, create_engine, event
+from sqlalchemy import DateTime, Engine, MetaData, TypeDecorator, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 # Stable constraint names, so that migrations can name what they change.
@@ -18,6 +18,10 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+# Connections kept open to an SQLite file (an in-memory database has one per thread).
+SQLITE_POOL_SIZE = 40
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -49,7 +53,13 @@ def utcnow() -> datetime:
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        # Keep as many connections as requests can run at once (the thread pool runs 40): with
+        # fewer kept, every request over the count opened a connection (and its pragmas) and
+        # closed it again. An SQLite connection costs a file handle and a small page cache.
+        database = make_url(url).database
+        in_memory = not database or database == ":memory:" or "mode=memory" in url
+        pool = {} if in_memory else {"pool_size": SQLITE_POOL_SIZE, "max_overflow": SQLITE_POOL_SIZE}
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **pool)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

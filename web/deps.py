@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated
 
+from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Path, Request
 from pydantic import AfterValidator
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import token_hash
@@ -23,6 +26,8 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # Row ids are INTEGER columns (32 bits on PostgreSQL, 64 on SQLite): a larger id names no row,
 # and the database cannot even bind it (a 500), so path ids are checked like any other input.
 MAX_ID = 2**31 - 1
+# How fresh an API token's last_used_at is kept (a write per request would be the cost).
+TOKEN_USE_RESOLUTION = timedelta(minutes=1)
 
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
 
@@ -44,7 +49,8 @@ def storable_text(value: str) -> str:
 DbText = Annotated[str, AfterValidator(storable_text)]
 
 
-def get_platform(request: Request) -> Platform:
+async def get_platform(request: Request) -> Platform:
+    # async: no I/O, so FastAPI calls it on the event loop instead of handing it to a thread.
     platform: Platform = request.app.state.platform
     return platform
 
@@ -52,9 +58,21 @@ def get_platform(request: Request) -> Platform:
 PlatformDep = Annotated[Platform, Depends(get_platform)]
 
 
-def get_db(platform: PlatformDep) -> Iterator[Session]:
-    with platform.factory() as session:
+async def get_db(platform: PlatformDep) -> AsyncIterator[Session]:
+    """The request's session. Opening one does no I/O (it connects at its first query), so it
+    happens on the event loop rather than in a thread of its own. Closing hands the connection
+    back with a rollback: for SQLite a local call that never waits (reads hold no lock), so on
+    the loop too; for a database across a network, in a thread."""
+    session = platform.factory()
+    try:
         yield session
+    finally:
+        if platform.engine.dialect.name == "sqlite":
+            session.close()
+        else:
+            # A limiter of its own (as FastAPI does for its dependencies' exits): a thread pool
+            # busy with requests that wait for connections cannot hold back this giving one back.
+            await to_thread.run_sync(session.close, limiter=CapacityLimiter(1))
 
 
 DbDep = Annotated[Session, Depends(get_db)]
@@ -77,46 +95,88 @@ async def _form_csrf(request: Request) -> str | None:
     return None
 
 
-async def get_principal(request: Request, platform: PlatformDep, db: DbDep) -> Principal | None:
+# Who holds a token or a session cookie: the row and its user in one query (an outer join tells
+# a token whose user is gone from an unknown one), built once since every request asks.
+_TOKEN_AND_USER = (
+    select(ApiToken, User)
+    .outerjoin(User, User.id == ApiToken.user_id)
+    .where(ApiToken.token_hash == bindparam("hash"), ApiToken.revoked_at.is_(None))
+)
+_SESSION_AND_USER = (
+    select(LoginSession, User)
+    .outerjoin(User, User.id == LoginSession.user_id)
+    .where(LoginSession.token_hash == bindparam("hash"))
+)
+
+
+def _by_token(platform: Platform, db: Session, raw: str) -> Principal:
+    found = db.execute(_TOKEN_AND_USER, {"hash": token_hash(platform.secret_key, raw)}).first()
+    if found is None:
+        raise ApiError(401, "bad_token", "this API token is unknown or revoked")
+    token: ApiToken = found[0]
+    user: User | None = found[1]
+    if user is None:
+        raise ApiError(401, "bad_token", "this API token's user is gone")
+    now = utcnow()
+    # A write on every request would queue each API read behind the database's single writer
+    # (and an fsync): the time of last use is kept to the minute.
+    if token.last_used_at is None or now - token.last_used_at >= TOKEN_USE_RESOLUTION:
+        token.last_used_at = now
+        db.commit()
+    return Principal(user, token=token)
+
+
+def _by_session(platform: Platform, db: Session, cookie: str) -> Principal | None:
+    found = db.execute(_SESSION_AND_USER, {"hash": token_hash(platform.secret_key, cookie)}).first()
+    if found is None:
+        return None
+    session: LoginSession = found[0]
+    user: User | None = found[1]
+    if session.expires_at <= utcnow() or user is None:
+        return None  # an expired session is the same as none; pages ask to log in again
+    return Principal(user, session=session)
+
+
+def read_principal(request: Request, platform: Platform, db: Session) -> Principal | None:
+    """Who sent the request (Bearer token, else session cookie); no CSRF check. Blocking: call
+    it in a thread, never on the event loop."""
     auth = request.headers.get("authorization")
     if auth is not None:
         scheme, _, raw = auth.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             raise ApiError(401, "bad_token", "Authorization must be 'Bearer <token>'")
-        token = db.scalar(
-            select(ApiToken).where(
-                ApiToken.token_hash == token_hash(platform.secret_key, raw.strip()),
-                ApiToken.revoked_at.is_(None),
-            )
-        )
-        if token is None:
-            raise ApiError(401, "bad_token", "this API token is unknown or revoked")
-        user = db.get(User, token.user_id)
-        if user is None:
-            raise ApiError(401, "bad_token", "this API token's user is gone")
-        token.last_used_at = utcnow()
-        db.commit()
-        return Principal(user, token=token)
+        return _by_token(platform, db, raw.strip())
     cookie = request.cookies.get(SESSION_COOKIE)
-    if not cookie:
-        return None
-    session = db.scalar(
-        select(LoginSession).where(LoginSession.token_hash == token_hash(platform.secret_key, cookie))
-    )
-    if session is None or session.expires_at <= utcnow():
-        return None  # an expired session is the same as none; pages ask to log in again
-    if request.method not in SAFE_METHODS:
+    return _by_session(platform, db, cookie) if cookie else None
+
+
+def _read_and_release(request: Request, platform: Platform, db: Session) -> Principal | None:
+    principal = read_principal(request, platform, db)
+    # Nothing is left to write: end the read, so that no pooled connection is held while the
+    # request waits for a thread to run its route.
+    db.commit()
+    return principal
+
+
+async def get_principal(request: Request, platform: PlatformDep, db: DbDep) -> Principal | None:
+    if "authorization" not in request.headers and not request.cookies.get(SESSION_COOKIE):
+        return None  # anonymous: nothing to look up
+    # The queries run in the thread pool, never on the event loop: a loop blocked on a pooled
+    # connection that only the loop can give back stalls every request (it did, under load).
+    principal = await run_in_threadpool(_read_and_release, request, platform, db)
+    if principal is not None and principal.session is not None and request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER) or await _form_csrf(request)
-        if sent != session.csrf_token:
+        if sent != principal.session.csrf_token:
             raise ApiError(403, "csrf_failed", "missing or wrong CSRF token; reload the page and try again")
-    user = db.get(User, session.user_id)
-    return Principal(user, session=session) if user is not None else None
+    return principal
 
 
 OptionalPrincipalDep = Annotated[Principal | None, Depends(get_principal)]
 
 
-def require_principal(principal: OptionalPrincipalDep) -> Principal:
+# The checks below do no I/O: async, so FastAPI runs them on the event loop rather than
+# sending each to a thread.
+async def require_principal(principal: OptionalPrincipalDep) -> Principal:
     if principal is None:
         raise ApiError(401, "login_required", "log in (or send an API token) first")
     return principal
@@ -125,21 +185,21 @@ def require_principal(principal: OptionalPrincipalDep) -> Principal:
 PrincipalDep = Annotated[Principal, Depends(require_principal)]
 
 
-def require_user(principal: PrincipalDep) -> User:
+async def require_user(principal: PrincipalDep) -> User:
     return principal.user
 
 
 UserDep = Annotated[User, Depends(require_user)]
 
 
-def optional_user(principal: OptionalPrincipalDep) -> User | None:
+async def optional_user(principal: OptionalPrincipalDep) -> User | None:
     return principal.user if principal else None
 
 
 OptionalUserDep = Annotated[User | None, Depends(optional_user)]
 
 
-def require_admin(user: UserDep) -> User:
+async def require_admin(user: UserDep) -> User:
     if not user.is_admin:
         raise ApiError(403, "admin_only", "only admins may do this")
     return user

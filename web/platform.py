@@ -17,6 +17,7 @@ from judge.package import Problem
 from web.db import make_engine, make_sessionmaker
 from web.metrics import Metrics
 from web.migrate import upgrade
+from web.pages.markdown import forget_statements
 from web.problems.sync import load_packages, sync_problems
 from web.problems.validation import mark_interrupted
 from web.settings import WebSettings, resolve_secret_key
@@ -50,7 +51,9 @@ class Platform:
         """Reload problems/ (`judge problems sync` does the same from the command line)."""
         self.problems.clear()
         self.problems.update(load_packages(self.settings.problems_dir))
-        return sync_problems(self.factory, self.problems)
+        changed = sync_problems(self.factory, self.problems)
+        forget_statements()  # kept per text, so never stale; this frees the old versions' HTML
+        return changed
 
     def wake_workers(self) -> None:
         if self.pool is not None:

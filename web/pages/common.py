@@ -7,8 +7,10 @@ from urllib.parse import quote
 
 from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
 
-from web.deps import Principal, get_principal
+from web.deps import Principal, get_principal, read_principal
+from web.platform import Platform
 
 
 async def page_principal(
@@ -20,6 +22,14 @@ async def page_principal(
 
 
 PageUserDep = Annotated[Principal | None, Depends(page_principal)]
+
+
+def page_reader(request: Request, platform: Platform, db: Session) -> Principal | None:
+    """What PageUserDep gives a GET route (no CSRF token to check), for a route that does all
+    its work in one thread of its own: blocking, so never on the event loop."""
+    principal = read_principal(request, platform, db)
+    request.state.principal = principal
+    return principal
 
 
 def safe_next(target: str | None, default: str = "/problems") -> str:

@@ -6,11 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
-from web.deps import DbDep, DbText
-from web.pages.common import PageUserDep
+from web.deps import DbDep, DbText, PlatformDep
+from web.pages.common import PageUserDep, page_reader
 from web.pages.markdown import highlight_css, render_statement
 from web.pages.templating import page_language, render
+from web.platform import Platform
 from web.problems.router import PROGRESS_STATES, get_problem, list_problems
 from web.scores.router import leaderboard
 
@@ -54,7 +57,16 @@ def problem_list(
 
 
 @router.get("/problems/{problem_id}", response_class=HTMLResponse)
-def problem_page(problem_id: DbText, request: Request, principal: PageUserDep, db: DbDep) -> HTMLResponse:
+async def problem_page(
+    problem_id: DbText, request: Request, platform: PlatformDep, db: DbDep
+) -> HTMLResponse:
+    # The busiest page: the reader's lookup and the page in one trip to a thread (PageUserDep
+    # and a plain-function route take a trip each).
+    return await run_in_threadpool(_problem_page, problem_id, request, platform, db)
+
+
+def _problem_page(problem_id: str, request: Request, platform: Platform, db: Session) -> HTMLResponse:
+    principal = page_reader(request, platform, db)
     user = principal.user if principal else None
     problem = get_problem(problem_id, db, user)  # 404 (as a page) for an unknown id
     lang = page_language(request, user)

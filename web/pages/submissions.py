@@ -12,7 +12,7 @@ from web.deps import DbDep, DbText, IdPath
 from web.pages.common import PageUserDep, to_login
 from web.pages.templating import render
 from web.problems.models import ProblemVersion
-from web.submissions.router import get_submission, my_submissions
+from web.submissions.router import my_submissions, read_submission
 
 router = APIRouter(include_in_schema=False)
 
@@ -41,7 +41,7 @@ def submissions_page(
 def submission_page(submission_id: IdPath, request: Request, principal: PageUserDep, db: DbDep) -> Response:
     if principal is None:
         return to_login(request)
-    sub = get_submission(submission_id, principal.user, db)  # someone else's: a 404 page
+    sub = read_submission(submission_id, principal.user, db)  # someone else's: a 404 page
     return render(
         request,
         "submission.html",

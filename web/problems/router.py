@@ -6,12 +6,12 @@ from typing import Any, Literal, get_args
 
 from fastapi import APIRouter
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import and_, bindparam, exists, select
 from sqlalchemy.orm import Session
 
-from judge.statement import render
 from web.deps import DbDep, DbText, OptionalUserDep
 from web.errors import not_found
+from web.pages.markdown import statement_html
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.scores.models import Score
@@ -98,21 +98,48 @@ def list_problems(db: DbDep, user: OptionalUserDep) -> list[ProblemSummary]:
     ]
 
 
+_ATTEMPTED = select(
+    exists().where(
+        Submission.user_id == bindparam("user_id"), Submission.problem_id == bindparam("problem_id")
+    )
+)
+
+
+def attempted_problem(db: Session, user_id: int, problem_id: str) -> bool:
+    return bool(db.scalar(_ATTEMPTED, {"user_id": user_id, "problem_id": problem_id}))
+
+
+# A problem's current version with the reader's score on it (if any), in one query.
+_CURRENT_WITH_SCORE = (
+    select(ProblemVersion, Score)
+    .outerjoin(
+        Score, and_(Score.problem_id == ProblemVersion.problem_id, Score.user_id == bindparam("user_id"))
+    )
+    .where(ProblemVersion.problem_id == bindparam("problem_id"), ProblemVersion.current.is_(True))
+)
+
+
 @router.get("/{problem_id}", response_model=ProblemDetail)
 def get_problem(problem_id: DbText, db: DbDep, user: OptionalUserDep) -> ProblemDetail:
-    v = current_version(db, problem_id)
+    v: ProblemVersion | None
+    score: Score | None = None
+    if user is None:
+        v = current_version(db, problem_id)
+    else:
+        found = db.execute(_CURRENT_WITH_SCORE, {"problem_id": problem_id, "user_id": user.id}).first()
+        v, score = (found[0], found[1]) if found is not None else (None, None)
     if v is None:
         raise not_found(f"problem {problem_id}")
-    score = db.get(Score, (user.id, problem_id)) if user is not None else None
-    attempted = user is not None and problem_id in attempted_problems(db, user.id)
+    # Only a reader without a score can be "new" rather than "attempted": ask only then.
+    attempted = user is not None and score is None and attempted_problem(db, user.id, problem_id)
     return ProblemDetail(
         **_summary(v, score, attempted),
         version=v.content_hash,
         statement=Statement(
             zh_markdown=v.statement_zh,
             en_markdown=v.statement_en,
-            zh_html=render(v.statement_zh),
-            en_html=render(v.statement_en) if v.statement_en else "",
+            zh_html=statement_html(v.statement_zh),
+            en_html=statement_html(v.statement_en) if v.statement_en else "",
         ),
         starter=v.starter,
         public_cases=v.public_cases,

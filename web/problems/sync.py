@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import PackageError, Problem, all_problem_dirs
@@ -83,9 +83,11 @@ def sync_problems(factory: sessionmaker[Session], problems: dict[str, Problem]) 
     return changed
 
 
+# Built once: every problem page, submission and draft asks for it.
+_CURRENT_VERSION = select(ProblemVersion).where(
+    ProblemVersion.problem_id == bindparam("problem_id"), ProblemVersion.current.is_(True)
+)
+
+
 def current_version(session: Session, problem_id: str) -> ProblemVersion | None:
-    return session.scalar(
-        select(ProblemVersion).where(
-            ProblemVersion.problem_id == problem_id, ProblemVersion.current.is_(True)
-        )
-    )
+    return session.scalar(_CURRENT_VERSION, {"problem_id": problem_id})
