@@ -87,7 +87,7 @@ class Server:
     # -- the stream to the host ---------------------------------------------------------
 
     def send(self, tag: bytes, payload: bytes | memoryview) -> None:
-        _write_all(1, [tag + len(payload).to_bytes(4, "big"), payload])
+        _write_all(1, [wire.envelope_head(tag, len(payload)), payload])
 
     def send_json(self, tag: bytes, value: dict[str, Any]) -> None:
         self.send(tag, json.dumps(value).encode())
@@ -115,18 +115,10 @@ class Server:
 
     def read_request(self) -> tuple[dict[str, Any], int] | None:
         """The next request's header and a memfd holding its payload; None at end of input."""
-        head = self._read_exact(8)
-        if not head:
+        request = wire.read_request_head(self._read_exact)
+        if request is None:
             return None
-        if len(head) < 8 or head[:4] != wire.REQUEST_MAGIC:
-            raise wire.WireError("not a request")
-        size = int.from_bytes(head[4:8], "big")
-        if size > wire.MAX_HEADER_BYTES:
-            raise wire.WireError("request header too large")
-        header = json.loads(self._read_exact(size))
-        length = int.from_bytes(self._read_exact(8), "big")
-        if length > wire.MAX_PAYLOAD_BYTES:
-            raise wire.WireError("request payload too large")
+        header, length = request
         fd = os.memfd_create("job", os.MFD_CLOEXEC)
         if self._read_payload_into(fd, length) != length:
             os.close(fd)

@@ -46,12 +46,9 @@ def encode_request(header: dict[str, Any], payload: bytes) -> bytes:
     return _REQUEST_HEAD.pack(REQUEST_MAGIC, len(head)) + head + _PAYLOAD_LEN.pack(len(payload)) + payload
 
 
-def encode_envelope(tag: bytes, payload: bytes) -> bytes:
-    return _ENVELOPE.pack(tag, len(payload)) + payload
-
-
-def encode_json_envelope(tag: bytes, value: dict[str, Any]) -> bytes:
-    return encode_envelope(tag, json.dumps(value).encode())
+def envelope_head(tag: bytes, size: int) -> bytes:
+    """The header of an envelope of `size` payload bytes (the server writes the payload after it)."""
+    return _ENVELOPE.pack(tag, size)
 
 
 class EnvelopeReader:
@@ -74,8 +71,10 @@ class EnvelopeReader:
         return out
 
 
-def read_request(read_exact: Any) -> tuple[dict[str, Any], bytes] | None:
-    """One request from `read_exact(n) -> bytes` (short only at end of input). None at EOF."""
+def read_request_head(read_exact: Any) -> tuple[dict[str, Any], int] | None:
+    """A request's header and its payload's length, from `read_exact(n) -> bytes` (short only
+    at end of input), leaving the payload unread: the server copies it without keeping it.
+    None at end of input."""
     head = read_exact(_REQUEST_HEAD.size)
     if not head:
         return None
@@ -91,10 +90,7 @@ def read_request(read_exact: Any) -> tuple[dict[str, Any], bytes] | None:
     (length,) = _PAYLOAD_LEN.unpack(length_bytes)
     if length > MAX_PAYLOAD_BYTES:
         raise WireError("request payload too large")
-    payload = read_exact(length)
-    if len(payload) < length:
-        raise WireError("input ended inside a request")
     header = json.loads(header_bytes)
     if not isinstance(header, dict):
         raise WireError("request header is not an object")
-    return header, payload
+    return header, length
