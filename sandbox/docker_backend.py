@@ -36,6 +36,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig, Ulimit
 
+from sandbox.attach import AttachFrames, append_capped
 from sandbox.backend import Limits, Outcome
 from sandbox.docker_warm import PoolPolicy, WarmContainer, WarmSpec
 from sandbox.image import LABEL, SANDBOX_USER, ImageError, runtime_image
@@ -49,8 +50,6 @@ BASELINE_MEMORY = 512 * 1024 * 1024
 # Containers older than this are removed by any judge, whoever made them.
 STALE_AFTER_S = 3600.0
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
-# Attach-stream frame header: stream id (1 stdout, 2 stderr), three zero bytes, length (u32 BE).
-HEADER = 8
 
 
 class EngineFailure(Exception):
@@ -410,28 +409,15 @@ class _Demux:
         self.result_overflow = False
         self.log_overflow = False
         self.ready = False  # the first result byte arrived: the runner is up
-        self._pending = bytearray()
+        self._frames = AttachFrames()
 
     def feed(self, chunk: bytes) -> None:
-        self._pending.extend(chunk)
-        while len(self._pending) >= HEADER:
-            stream = self._pending[0]
-            size = int.from_bytes(self._pending[4:8], "big")
-            if len(self._pending) < HEADER + size:
-                return
-            payload = bytes(self._pending[HEADER : HEADER + size])
-            del self._pending[: HEADER + size]
+        for stream, payload in self._frames.feed(chunk):
             if stream == 1:
                 self.ready = self.ready or bool(payload)
-                self._append(payload, self.result, self.limits.result_bytes, "result_overflow")
+                self.result_overflow |= append_capped(self.result, payload, self.limits.result_bytes)
             else:
-                self._append(payload, self.log, self.limits.log_bytes, "log_overflow")
-
-    def _append(self, payload: bytes, buf: bytearray, cap: int, flag: str) -> None:
-        buf.extend(payload)
-        if len(buf) > cap:
-            del buf[cap:]
-            setattr(self, flag, True)
+                self.log_overflow |= append_capped(self.log, payload, self.limits.log_bytes)
 
 
 class _Starter(threading.Thread):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from sandbox import wire
+from sandbox.attach import AttachFrames, append_capped
 from sandbox.backend import Limits, Outcome
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class WarmContainer:
         self.jobs = policy.recycle_after if policy.mode == "fork" else 1
         self.served = 0
         self.server_log = bytearray()
-        self._frames = bytearray()  # undecoded attach-stream bytes
+        self._frames = AttachFrames()
         self._envelopes = wire.EnvelopeReader()
         fork = policy.mode == "fork"
         # Per-job uids unique to this container (the per-uid process count is host-wide).
@@ -163,9 +164,9 @@ class WarmContainer:
                     if tag == wire.RESULT:
                         if ready_s is None and payload:
                             ready_s = time.monotonic() - start
-                        result_overflow |= _append(result, payload, limits.result_bytes)
+                        result_overflow |= append_capped(result, payload, limits.result_bytes)
                     elif tag == wire.LOG:
-                        log_overflow |= _append(log, payload, limits.log_bytes)
+                        log_overflow |= append_capped(log, payload, limits.log_bytes)
                     elif tag == wire.END:
                         end = json.loads(payload)
                     else:
@@ -248,18 +249,12 @@ class WarmContainer:
 
     def _demux(self, chunk: bytes) -> bytes:
         """Docker's attach framing: stdout bytes out, the server's stderr kept (capped)."""
-        self._frames.extend(chunk)
         stdout = bytearray()
-        while len(self._frames) >= 8:
-            size = int.from_bytes(self._frames[4:8], "big")
-            if len(self._frames) < 8 + size:
-                break
-            stream, payload = self._frames[0], self._frames[8 : 8 + size]
+        for stream, payload in self._frames.feed(chunk):
             if stream == 1:
                 stdout.extend(payload)
             else:
-                _append(self.server_log, bytes(payload), SERVER_LOG_BYTES)
-            del self._frames[: 8 + size]
+                append_capped(self.server_log, payload, SERVER_LOG_BYTES)
         return bytes(stdout)
 
     def _read_until(self, tag: bytes, deadline: float) -> bytes | None:
@@ -296,10 +291,3 @@ class WarmContainer:
             _close_attach(self._sock, self._raw)
         with contextlib.suppress(*ENGINE_ERRORS):
             self.backend.client.api.remove_container(self.cid, force=True)
-
-
-def _append(buf: bytearray, payload: bytes, cap: int) -> bool:
-    """Append within the cap. True when the cap was passed."""
-    room = cap - len(buf)
-    buf.extend(payload[: max(room, 0)])
-    return len(payload) > room
