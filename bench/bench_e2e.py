@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import REPO, Client, bare_ms, judge_server, median, plot, print_table, register, row, save
+from common import REPO, Client, bare_ms, judge_server, median, print_table, register, row, save_and_plot
 
 
 def main() -> None:
@@ -65,10 +65,7 @@ def main() -> None:
             row(f"idle submit->verdict ({what})", latencies, floor),
         ]
         print_table("problem 204 through the HTTP API, one learner, idle server", rows)
-        print(f"results: {save('e2e_idle', rows)}")
-        picture = plot("e2e_idle", rows)
-        if picture:
-            print(f"plot: {picture}")
+        save_and_plot("e2e_idle", rows)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from common import REPO, bare_ms, median, percentile, plot, print_table, row, save, timed
+from common import REPO, bare_ms, median, percentile, print_table, row, save_and_plot, timed
 
 
 class Timing:
@@ -107,10 +107,7 @@ def main() -> None:
     print(f"{'what':<30}" + "".join(f"{k:>24}" for k in keys))
     for r in split:
         print(f"{r['what']!s:<30}" + "".join(f"{float(r[k]):>24.1f}" for k in keys))
-    print(f"results: {save('sandbox', rows, split=split)}")
-    picture = plot("sandbox", rows)
-    if picture:
-        print(f"plot: {picture}")
+    save_and_plot("sandbox", rows, split=split)
 
 
 if __name__ == "__main__":

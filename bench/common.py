@@ -91,6 +91,14 @@ def save(name: str, rows: Sequence[Mapping[str, object]], **extra: object) -> Pa
     return path
 
 
+def save_and_plot(name: str, rows: list[dict[str, float | str]], **extra: object) -> None:
+    """Write bench/results/NAME.json and the p50/p95 bar chart, and say where they are."""
+    print(f"results: {save(name, rows, **extra)}")
+    picture = plot(name, rows)
+    if picture:
+        print(f"plot: {picture}")
+
+
 def plot(name: str, rows: list[dict[str, float | str]]) -> Path | None:
     """A bar chart of p50/p95 (needs matplotlib: pip install -r bench/requirements.txt)."""
     try:
