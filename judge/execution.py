@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from judge.observations import ObservationError, decode
-from judge.protocol import ParsedStream, StreamLimits, parse_stream
+from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
 from judge.runner.job import RunnerJob, SolutionSource
 from judge.runner.main import EXIT_INTERNAL
 from judge.verdicts import Verdict
@@ -113,51 +113,67 @@ def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: 
     finished = False
     stream_error = parsed.error
     for frame in parsed.frames:
-        head = frame.head
-        kind = frame.kind
+        # Frames are untrusted (learner code shares the runner's process and can write to its
+        # stream): any failure to make sense of one is a damaged stream, never the judge's error.
+        try:
+            kind, problem = _read_frame(frame, runs)
+        except ObservationError as exc:
+            kind, problem = "", str(exc)
+        except Exception:  # whatever a forged frame provokes, the stream is damaged
+            kind, problem = "", "a frame cannot be read"
+        if problem is not None:
+            stream_error = stream_error or problem
+            break
         if kind == "hello":
-            runtime = {k: head.get(k) for k in ("torch", "python", "protocol")}
-            continue
-        if kind == "done":
-            finished = True
-            continue
-        index = head.get("solution")
-        if not isinstance(index, int) or not 0 <= index < n_solutions:
-            stream_error = stream_error or f"frame names solution {index!r}"
-            break
-        if kind == "load":
-            runs[index].load_status = str(head.get("status"))
-            runs[index].load_message = str(head.get("message", ""))
-        elif kind == "case":
-            name = head.get("case")
-            if not isinstance(name, str):
-                stream_error = stream_error or "case frame without a case name"
-                break
-            try:
-                runs[index].cases[name] = case_run(head, frame.tensors)
-            except ObservationError as exc:
-                stream_error = stream_error or f"case {name}: {exc}"
-                break
-        else:
-            stream_error = stream_error or f"unknown frame kind {kind!r}"
-            break
+            runtime = {k: frame.head.get(k) for k in ("torch", "python", "protocol")}
+        finished = finished or kind == "done"
     started = any(r.load_status is not None for r in runs)
     stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
     return RunResult(runs, outcome, stop, runtime)
 
 
+def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]:
+    """Record one frame in `runs`. Returns its kind and what is wrong with it (None if nothing)."""
+    head, kind = frame.head, frame.kind
+    if kind in ("hello", "done"):
+        return kind, None
+    index = head.get("solution")
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(runs):
+        return kind, "a frame names a solution that the job does not hold"
+    if kind == "load":
+        status, message = head.get("status"), head.get("message", "")
+        runs[index].load_status = status[:40] if isinstance(status, str) else "?"
+        runs[index].load_message = message[:8000] if isinstance(message, str) else ""
+        return kind, None
+    if kind == "case":
+        name = head.get("case")
+        if not isinstance(name, str):
+            return kind, "case frame without a case name"
+        try:
+            runs[index].cases[name] = case_run(head, frame.tensors)
+        except ObservationError as exc:
+            return kind, f"case {name[:100]}: {exc}"
+        return kind, None
+    return kind, f"unknown frame kind {kind[:40]!r}"
+
+
 def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
     status = head.get("status")
     time_ms = head.get("time_ms")
-    elapsed = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else 0.0
-    message = str(head.get("message", ""))[:8000]
+    elapsed = 0.0
+    if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) and 0 <= time_ms < 1e9:
+        elapsed = float(time_ms)
+    message = head.get("message", "")
+    message = message[:8000] if isinstance(message, str) else ""
     if status == "ok":
         return CaseRun("ok", elapsed, decode(head.get("obs"), tensors))
     if status == "forbidden":
-        return CaseRun("forbidden", elapsed, api=str(head.get("api", "?"))[:200])
+        api = head.get("api")
+        return CaseRun("forbidden", elapsed, api=api[:200] if isinstance(api, str) else "?")
     if status in ("error", "memory"):
         return CaseRun(status, elapsed, message=message)
-    raise ObservationError(f"unknown case status {status!r}")
+    shown = repr(status[:40]) if isinstance(status, str) else f"of type {type(status).__name__}"
+    raise ObservationError(f"unknown case status {shown}")
 
 
 def classify_stop(
@@ -218,7 +234,7 @@ def classify_stop(
         return Stop(
             Verdict.RE,
             f"结果流被破坏 the result stream was damaged ({stream_error}); "
-            "did your code write to inherited file descriptors?",
+            "did your code write to the runner's file descriptors?",
         )
     if not finished:
         return Stop(

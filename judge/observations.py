@@ -24,6 +24,9 @@ import torch
 MAX_DEPTH = 16
 MAX_NODES = 4096
 MAX_STR = 4096
+# No case observes an integer beyond int64; a larger one can only be a forged manifest (and
+# one of 10**400 would overflow float() in a checker).
+MAX_INT = 2**63
 
 
 class ObservationError(ValueError):
@@ -107,10 +110,10 @@ def decode(node: Any, tensors: dict[str, torch.Tensor]) -> Any:
             return None
         if t == "bool" and isinstance(v, bool):
             return v
-        if t == "int" and isinstance(v, int) and not isinstance(v, bool):
+        if t == "int" and isinstance(v, int) and not isinstance(v, bool) and -MAX_INT <= v <= MAX_INT:
             return v
         if t == "float":
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_INT):
                 return float(v)
             if v in ("nan", "inf", "-inf"):
                 return float(v)

@@ -148,9 +148,9 @@ def parse_stream(data: bytes, limits: StreamLimits | None = None) -> ParsedStrea
         if end > len(data):
             return ParsedStream(frames, "result stream ends inside a frame")
         try:
-            head = json.loads(data[start : start + head_len].decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            return ParsedStream(frames, f"frame head is not JSON: {exc}")
+            head = _load_json(data[start : start + head_len], "frame head")
+        except ProtocolError as exc:
+            return ParsedStream(frames, str(exc))
         if not isinstance(head, dict) or not isinstance(head.get("kind"), str):
             return ParsedStream(frames, "frame head is not an object with a kind")
         try:
@@ -165,8 +165,30 @@ def parse_stream(data: bytes, limits: StreamLimits | None = None) -> ParsedStrea
     return ParsedStream(frames)
 
 
+def _load_json(raw: bytes, what: str) -> Any:
+    """Untrusted JSON. Every way it can fail is a ProtocolError: besides malformed text, an
+    integer of thousands of digits (ValueError), nesting past the recursion limit, and
+    invalid UTF-8."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError included
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it cannot be read"
+        raise ProtocolError(f"{what} is not valid JSON ({reason})") from None
+
+
 def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torch.Tensor], int]:
-    """Check a safetensors blob against the limits, then load it. Returns (tensors, elements)."""
+    """Check a safetensors blob against the limits, then load it. Returns (tensors, elements).
+
+    Raises ProtocolError and nothing else, whatever the blob holds."""
+    try:
+        return _parse_safetensors(blob, limits)
+    except ProtocolError:
+        raise
+    except Exception:  # a shape of bad input the checks above did not foresee: still bad input
+        raise ProtocolError("safetensors blob cannot be read") from None
+
+
+def _parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torch.Tensor], int]:
     if not blob:
         return {}, 0
     if len(blob) < 8:
@@ -174,10 +196,7 @@ def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torc
     (header_len,) = struct.unpack_from("<Q", blob, 0)
     if header_len > min(limits.max_head_bytes, len(blob) - 8):
         raise ProtocolError("safetensors header size is out of bounds")
-    try:
-        header = json.loads(blob[8 : 8 + header_len].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ProtocolError(f"safetensors header is not JSON: {exc}") from exc
+    header = _load_json(blob[8 : 8 + header_len], "safetensors header")
     if not isinstance(header, dict):
         raise ProtocolError("safetensors header is not an object")
     header.pop("__metadata__", None)
@@ -188,27 +207,31 @@ def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torc
     elements = 0
     for name, info in header.items():
         if not isinstance(info, dict):
-            raise ProtocolError(f"tensor {name!r} has a malformed entry")
+            raise ProtocolError(f"tensor {name[:40]!r} has a malformed entry")
         dtype_name, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if dtype_name not in SAFETENSORS_DTYPES:
-            raise ProtocolError(f"tensor {name!r} has an unsupported dtype {dtype_name!r}")
+        if not isinstance(dtype_name, str) or dtype_name not in SAFETENSORS_DTYPES:
+            raise ProtocolError(f"tensor {name[:40]!r} has an unsupported dtype")
         if not (isinstance(shape, list) and len(shape) <= 16):
-            raise ProtocolError(f"tensor {name!r} has a malformed shape")
+            raise ProtocolError(f"tensor {name[:40]!r} has a malformed shape")
         if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**40 for d in shape):
-            raise ProtocolError(f"tensor {name!r} has a malformed shape")
+            raise ProtocolError(f"tensor {name[:40]!r} has a malformed shape")
         if not (
             isinstance(offsets, list)
             and len(offsets) == 2
             and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
             and 0 <= offsets[0] <= offsets[1] <= data_len
         ):
-            raise ProtocolError(f"tensor {name!r} has offsets outside the blob")
+            raise ProtocolError(f"tensor {name[:40]!r} has offsets outside the blob")
         count = math.prod(shape)
         elements += count
         if elements > limits.max_elements_per_frame:
             raise ProtocolError(f"frame holds more than {limits.max_elements_per_frame} elements")
+        # An empty tensor has no bytes, but a shape like (0, 2**39, 2**39) still overflows
+        # torch's size arithmetic: the non-zero extents are bounded like an element count.
+        if math.prod(d for d in shape if d) > limits.max_elements_per_frame:
+            raise ProtocolError(f"tensor {name[:40]!r} has a shape larger than the judge accepts")
         if count * SAFETENSORS_DTYPES[dtype_name][1] != offsets[1] - offsets[0]:
-            raise ProtocolError(f"tensor {name!r} has a byte size that does not match its shape")
+            raise ProtocolError(f"tensor {name[:40]!r} has a byte size that does not match its shape")
         spans.append((offsets[0], offsets[1]))
     ordered = sorted(spans)
     for (_, end_a), (start_b, _) in itertools.pairwise(ordered):
@@ -224,7 +247,7 @@ def parse_safetensors(blob: bytes, limits: StreamLimits) -> tuple[dict[str, torc
         if dtype == torch.bool:
             flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
             if bool((flat > 1).any()):
-                raise ProtocolError(f"tensor {name!r} holds bools other than 0 and 1")
+                raise ProtocolError(f"tensor {name[:40]!r} holds bools other than 0 and 1")
             flat = flat.to(torch.bool)
         else:
             flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
