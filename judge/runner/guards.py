@@ -4,12 +4,16 @@ A problem that asks the learner to write RMSNorm forbids `torch.nn.functional.rm
 and `torch.nn.RMSNorm`. Every alias of the object under `torch` is replaced (for example
 `torch.nn.RMSNorm` and `torch.nn.modules.normalization.RMSNorm`). A call raises
 `ForbiddenAPIError` and is also recorded, so that a solution that swallows the exception
-still fails the case. This is a teaching guard, not a security boundary.
+still fails the case. The operator of the same name in `torch.ops.aten` is guarded too.
+
+The guards keep no path back to what they replace (no `__wrapped__`, no closure over the
+original, a guarded class is not its subclass), but torch keeps doors of its own that no
+guard can close (`torch._C._VariableFunctions`, whose attributes are read-only). This is a
+teaching guard that stops the ordinary calls, not a security boundary.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from typing import Any
@@ -82,8 +86,14 @@ class Guards:
                 # holds the original.
                 if getattr(module, attr, None) is original:
                     setattr(module, attr, guarded)
+            if not isinstance(original, type):
+                _guard_aten(dotted, guarded)
 
     def _guard(self, dotted: str, original: Any) -> Any:
+        """A stand-in that records the call and raises. It keeps no path back to the original:
+        no `__wrapped__` (as functools.wraps would set, and inspect.unwrap follows), no
+        closure over it, and a guarded class is not a subclass of the original (whose
+        `__mro__` would hand it back)."""
         guards = self
 
         if isinstance(original, type):
@@ -92,16 +102,36 @@ class Guards:
                 guards._record(dotted)
                 raise ForbiddenAPIError(dotted)
 
-            return type(
-                original.__name__, (original,), {"__init__": __init__, "__module__": original.__module__}
-            )
+            namespace = {"__init__": __init__, "__module__": original.__module__, "__doc__": original.__doc__}
+            # The original's own bases and metaclass: isinstance(m, torch.nn.Module) still holds.
+            guarded: type = type(original)(original.__name__, original.__bases__, namespace)
+            guarded.__qualname__ = original.__qualname__
+            return guarded
 
-        @functools.wraps(original)
         def forbidden(*args: Any, **kwargs: Any) -> Any:
             guards._record(dotted)
             raise ForbiddenAPIError(dotted)
 
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            value = getattr(original, attr, None)
+            if isinstance(value, str):
+                setattr(forbidden, attr, value)
         return forbidden
+
+
+def _guard_aten(dotted: str, guarded: Any) -> None:
+    """The operator of the same name in torch.ops.aten (torch.rms_norm -> aten.rms_norm) is the
+    same kernel one attribute away: guard it too. (torch._C._VariableFunctions holds the
+    kernels as well, but its attributes are read-only: that door stays open.)"""
+    import torch
+
+    name = dotted.rsplit(".", 1)[-1]
+    try:
+        packet = getattr(torch.ops.aten, name)
+    except (AttributeError, RuntimeError):
+        return
+    if isinstance(packet, torch._ops.OpOverloadPacket):
+        setattr(torch.ops.aten, name, guarded)
 
 
 def resolve(dotted: str) -> Any:

@@ -71,3 +71,28 @@ def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message
+
+
+FUSED = "return F.rms_norm(x, (x.shape[-1],), 1 + self.weight, self.eps)"
+
+
+@pytest.mark.parametrize(
+    ("door", "prelude"),
+    [
+        # The attack that scored 100: functools.wraps left the original one attribute away.
+        ("wrapped", "fused = F.rms_norm.__wrapped__\n"),
+        ("unwrap", "import inspect\nfused = inspect.unwrap(F.rms_norm)\n"),
+        ("aten", "fused = lambda x, shape, w, eps: torch.ops.aten.rms_norm(x, list(shape), w, eps)\n"),
+    ],
+)
+def test_guards_leave_no_path_to_the_fused_op(door: str, prelude: str, store: ExpectedStore) -> None:
+    src = PROBLEM.reference.source().replace(
+        "return (_normalize_fp32(x, self.eps) * scale).to(x.dtype)",
+        FUSED.replace("F.rms_norm", "fused"),
+    )
+    assert "fused(" in src, door
+    src = src.replace("\nclass ", "\n" + prelude + "\n\nclass ", 1)
+    report = judge_problem(PROBLEM, src, store)
+    assert report.verdict != Verdict.AC and report.score < 100, door
+    rms = next(c for c in report.cases if c.name == "rmsnorm_fp32")
+    assert rms.verdict != Verdict.AC, (door, rms.message)
