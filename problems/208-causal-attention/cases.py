@@ -141,12 +141,9 @@ def inputs_untouched(impl, rng):
     """q、k、v 和掩码不能被原地修改 / q, k, v and the mask must not be modified in place"""
     q, k, v = _qkv(rng, 2, 2, 5, 8, std=1.5)
     mask = _left_padded([5, 2], 5)
-    before = [t.clone() for t in (q, k, v, mask)]
     y = impl.attention(q, k, v, mask)
-    after = (q, k, v, mask)
-    names = ("q", "k", "v", "padding_mask")
-    flags = {f"{n}_unchanged": bool(torch.equal(a, b)) for n, a, b in zip(names, before, after, strict=True)}
-    return {"y": y, **flags}
+    # The inputs themselves, compared outside this process with the reference's untouched ones.
+    return {"y": y, "after_call": {"q": q, "k": k, "v": v, "padding_mask": mask}}
 
 
 @case(points=10, checker=BF16)

@@ -131,8 +131,10 @@ def cache_dtype(impl, rng):
 
 @case(points=7, checker=exact())
 def views_and_storage(impl, rng):
-    """返回的 k_all、v_all 只含 length 个位置，并且都是同一块预分配缓冲区的视图（不每步重新拼接）/
-    the returned k_all and v_all hold exactly `length` positions and are views of one preallocated buffer (no concatenation per step)"""
+    """返回的 k_all、v_all 只含 length 个位置，并且都是同一块预分配缓冲区的视图（不每步重新拼接）：
+    写进第一次返回的视图，最后一次返回的视图里也看得到 /
+    the returned k_all and v_all hold exactly `length` positions and are views of one preallocated
+    buffer (no concatenation per step): a write into the first returned view shows in the last one"""
     cache = impl.KVCache(1, 2, 10, 4)
     k = rng.normal(1, 2, 6, 4)
     v = rng.normal(1, 2, 6, 4)
@@ -140,18 +142,19 @@ def views_and_storage(impl, rng):
     for n in (2, 3, 1):
         views.append(cache.update(k[:, :, start : start + n], v[:, :, start : start + n]))
         start += n
-
-    def storage(t):
-        return t.untyped_storage().data_ptr()
-
     first_k, first_v = views[0]
-    return {
+    observed = {
         "shapes": [(tuple(ka.shape), tuple(va.shape)) for ka, va in views],
-        "k_views_share_one_buffer": len({storage(ka) for ka, _ in views}) == 1,
-        "v_views_share_one_buffer": len({storage(va) for _, va in views}) == 1,
-        "first_views_after_later_updates": {"k": first_k, "v": first_v},
-        "last_views": {"k": views[-1][0], "v": views[-1][1]},
+        "first_views_after_later_updates": {"k": first_k.clone(), "v": first_v.clone()},
+        "last_views": {"k": views[-1][0].clone(), "v": views[-1][1].clone()},
     }
+    # Sharing is observed through the data, not by asking the tensors about their storage
+    # (learner code runs in this process and could patch Tensor.untyped_storage): views of one
+    # buffer see each other's writes; a tensor made anew per step (torch.cat) does not.
+    first_k[:, :, 0] = 100.0
+    first_v[:, :, 1] = -100.0
+    observed["last_views_after_writing_into_the_first"] = {"k": views[-1][0], "v": views[-1][1]}
+    return observed
 
 
 @case(points=7, checker=exact())
@@ -265,12 +268,8 @@ def inputs_unchanged(impl, rng):
     """cached_attention 不能原地修改调用者的 q、k、v /
     cached_attention must not modify the caller's q, k or v in place"""
     q, k, v = _qkv(rng, 1, 4, 2, 4, 8)
-    before = (q.clone(), k.clone(), v.clone())
     cache = impl.KVCache(1, 2, 6, 8)
     impl.cached_attention(q[:, :, :3], k[:, :, :3], v[:, :, :3], cache)
     impl.cached_attention(q[:, :, 3:], k[:, :, 3:], v[:, :, 3:], cache)
-    return {
-        "q_unchanged": bool(torch.equal(q, before[0])),
-        "k_unchanged": bool(torch.equal(k, before[1])),
-        "v_unchanged": bool(torch.equal(v, before[2])),
-    }
+    # The inputs themselves, compared outside this process with the reference's untouched ones.
+    return {"q_after_calls": q, "k_after_calls": k, "v_after_calls": v}

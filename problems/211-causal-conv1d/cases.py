@@ -164,21 +164,17 @@ def inputs_untouched(impl, rng):
     """调用之后 x、weight、bias、initial_state 和 step 的 state 都不能被原地修改 /
     after the calls, x, weight, bias, initial_state and the step's state must be unchanged"""
     x, w, bias, s = _inputs(rng, 2, 4, 5, 4, state=True)
-    originals = [t.clone() for t in (x, w, bias, s)]
     impl.causal_conv1d(x, w, bias, s)
     state = rng.normal(2, 4, 3)
-    state_before = state.clone()
     impl.causal_conv1d_step(rng.normal(2, 4), state, w, bias)
+    # The inputs themselves, compared outside this process with the reference's untouched ones
+    # (a flag computed here with torch.equal could be patched by the code under test).
     return {
         "x_after_call": x,
         "weight_after_call": w,
         "bias_after_call": bias,
         "initial_state_after_call": s,
         "state_after_step": state,
-        "one_shot_inputs_unchanged": all(
-            torch.equal(a, b) for a, b in zip(originals, (x, w, bias, s), strict=True)
-        ),
-        "step_state_unchanged": bool(torch.equal(state, state_before)),
     }
 
 

@@ -172,7 +172,7 @@ def input_untouched(impl, rng):
     forward must not modify x in place (add the residual into a new tensor)"""
     m = _build(impl, rng, SMALL)
     x = rng.normal(2, 4, 32)
-    before = x.clone()
     with torch.no_grad():
         m(x)
-    return {"x_unchanged": bool(torch.equal(x, before))}
+    # x itself, compared outside this process with the reference's untouched one.
+    return {"x_after_call": x}

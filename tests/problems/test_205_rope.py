@@ -47,5 +47,5 @@ def test_writing_into_x_is_caught_only_where_x_is_reused(store: ExpectedStore) -
     report = judge_problem(PROBLEM, wrong.source(), store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
     assert set(failing) == {"backward", "inputs_unchanged", "relative_position"}
-    assert "x_unchanged" in failing["inputs_unchanged"].message
+    assert "x_after_call" in failing["inputs_unchanged"].message
     assert failing["inputs_unchanged"].hint == wrong.hint()

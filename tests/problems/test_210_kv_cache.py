@@ -62,7 +62,7 @@ class KVCache:
     src += "\n\ndef cached_attention" + attention
     failing = failing_cases(PROBLEM, src)
     assert set(failing) == {"views_and_storage"}
-    assert all("share_one_buffer" in m for m in failing["views_and_storage"])
+    assert all("last_views_after_writing_into_the_first" in m for m in failing["views_and_storage"])
 
 
 def test_starter_raises_not_implemented_everywhere() -> None:
@@ -91,3 +91,21 @@ def test_sdpa_is_causal_gets_the_absolute_position_hint(store: ExpectedStore) ->
     assert decode.verdict == Verdict.WA and decode.hint == hint
     basics = next(c for c in report.cases if c.name == "cache_basics")
     assert basics.verdict == Verdict.AC
+
+
+def test_a_patched_storage_query_cannot_hide_concatenation(store: ExpectedStore) -> None:
+    """An attack round turned the concatenating cache into AC by patching
+    Tensor.untyped_storage so that every tensor reported one buffer. The case now observes
+    sharing through the data (a write into one view shows in another), which no patch of a
+    tensor query changes."""
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "concatenates_per_step")
+    liar = (
+        "import torch\n"
+        "class _One:\n"
+        "    def data_ptr(self):\n        return 1\n"
+        "torch.Tensor.untyped_storage = lambda self: _One()\n"
+    )
+    report = judge_problem(PROBLEM, liar + wrong.source(), store)
+    assert report.verdict == Verdict.WA and report.score < 100
+    case = next(c for c in report.cases if c.name == "views_and_storage")
+    assert case.verdict == Verdict.WA, case.message

@@ -86,7 +86,7 @@ def test_starter_raises_not_implemented_everywhere() -> None:
 
 
 @pytest.mark.slow
-def test_residual_aliased_through_assignment_gets_the_in_place_hint(store: ExpectedStore) -> None:
+def test_residual_aliased_through_assignment_fails_the_untouched_case(store: ExpectedStore) -> None:
     """`h = x; h += ...` edits the caller's x just like `x += ...`."""
     src = PROBLEM.reference.source().replace(
         "        h = x + self.self_attn(self.input_layernorm(x))\n",
@@ -95,7 +95,9 @@ def test_residual_aliased_through_assignment_gets_the_in_place_hint(store: Expec
     assert "h += self.self_attn" in src
     report = judge_problem(PROBLEM, src, store)
     untouched = next(c for c in report.cases if c.name == "input_untouched")
-    hint = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "residual_add_in_place").hint()
-    assert untouched.verdict == Verdict.WA and untouched.hint == hint
+    # The case compares x itself after the call (not a flag the code under test could patch).
+    # This x holds x + attention only, the listed mistake's x + attention + mlp: the hint of
+    # that mistake is not claimed on different data.
+    assert untouched.verdict == Verdict.WA and "x_after_call" in untouched.message
     backward = next(c for c in report.cases if c.name == "backward")
     assert backward.verdict == Verdict.RE  # in place on a leaf that requires grad
