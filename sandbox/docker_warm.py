@@ -175,6 +175,8 @@ class WarmContainer:
             return self._broken(f"the sandbox's stream is broken: {exc}", start), False
         if end is None:
             return self._lost(result, log, ready_s, start, limits), False
+        if end.get("error"):  # the server could not run the job: the sandbox's fault, not the job's
+            return self._broken(str(end["error"])[:500], start), False
         wall = time.monotonic() - start
         timed_out = bool(end.get("timed_out"))
         if end.get("setup_failed"):

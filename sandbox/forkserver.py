@@ -141,6 +141,10 @@ class Server:
             header, payload_fd = request
             try:
                 end = self.run_job(header, payload_fd, serial)
+            except OSError as exc:
+                # The job could not be started (no process or file to spare, say): say so
+                # instead of dying, so the host knows this is the sandbox's fault, not the job's.
+                end = {"error": f"the fork server could not run the job: {exc}", "fit": False}
             finally:
                 self.buffer[:] = bytes(len(self.buffer))
             end["fit"] = end.get("fit", True) and serial + 1 < self.jobs
@@ -198,6 +202,10 @@ class Server:
         _, status, usage = os.wait4(pid, 0)
         os.close(pidfd)
         clean = self._kill_job(pid, uid, workdir)
+        # Processes the job made our children (clone with CLONE_PARENT, which the filter
+        # refuses; this is the second line) are zombies now that the kill is done: reap them,
+        # and retire a container in which a job left anything at all.
+        clean = self._settle() and clean
         # Whatever is still in the pipes: everything that could write them is dead now.
         drained = self._drain(open_fds, tags, caps, sent, flags, result_r)
         for fd in (result_r, log_r):
@@ -285,7 +293,13 @@ class Server:
                 os.rmdir(workdir)
             if not os.path.exists(workdir):
                 return True
-        helper = os.fork()
+        try:
+            helper = os.fork()
+        except OSError:
+            # No process to spare (the job used up the container's pids): kill what we can
+            # as root, and have the container replaced.
+            _kill_pids(_live_pids_of(uid, exclude=os.getpid()))
+            return False
         if helper == 0:
             os._exit(_kill_as(uid, workdir))
         _, status, _ = os.wait4(helper, 0)
@@ -295,6 +309,25 @@ class Server:
                 os.rmdir(workdir)
             ok = ok and not os.path.exists(workdir)
         return ok
+
+    def _settle(self) -> bool:
+        """Reap every child left, then wait for the container to hold nothing but its init
+        and this server. True when that happened and no child of ours had to be reaped."""
+        strays = 0
+        give_up = time.monotonic() + DRAIN_S
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid:
+                strays += 1
+                continue
+            if not _other_pids():
+                return strays == 0
+            if time.monotonic() > give_up:
+                return False
+            time.sleep(0.005)
 
     # -- the child --------------------------------------------------------------------------
 
@@ -394,6 +427,18 @@ def _kill_as(uid: int, workdir: str | None) -> int:
         return 0
     except BaseException:
         return 2
+
+
+def _kill_pids(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _other_pids() -> list[int]:
+    """Processes of this container besides its init and this server (zombies included)."""
+    me = os.getpid()
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, me)]
 
 
 def _remove_tree(path: str) -> None:

@@ -4,9 +4,11 @@ It runs inside the sandbox image, which has no libseccomp binding, so the filter
 short list of BPF instructions loaded with prctl(2). It is a deny list on top of Docker's
 own default profile: the calls that would let learner code inspect or tamper with another
 process (ptrace, process_vm_*), leave or build namespaces (unshare, setns, clone with a
-CLONE_NEW* flag), reach a network or a local socket, change identity, leave System V IPC
-objects behind, signal the server that runs them, or reach kernel surfaces that judging
-never needs (bpf, perf, io_uring, keys, modules, mounts).
+CLONE_NEW* flag), make a sibling instead of a child (clone with CLONE_PARENT: the sibling
+would be the server's child, a zombie it never expected), reach a network or a local
+socket, change identity, leave System V IPC objects behind, signal the server that runs
+them, or reach kernel surfaces that judging never needs (bpf, perf, io_uring, keys,
+modules, mounts).
 
 Denied calls fail with EPERM instead of killing the process, so a learner who calls one
 gets a clear Python exception (a runtime error) rather than a silent death. clone3 fails
@@ -47,6 +49,10 @@ X32_SYSCALL_BIT = 0x40000000
 # Every CLONE_NEW* flag: NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
 CLONE_NEW_FLAGS = 0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
 CLONE_NEW_FLAGS |= 0x20000000 | 0x40000000
+# CLONE_PARENT makes the new process a sibling of the caller, i.e. a child of the fork
+# server: a job could leave zombies there that outlive it and use up the container's pids.
+CLONE_PARENT = 0x00008000
+CLONE_DENIED_FLAGS = CLONE_NEW_FLAGS | CLONE_PARENT
 
 # Denied calls, by name. Names missing from an architecture's table below are skipped
 # (aarch64 has no legacy calls such as iopl).
@@ -162,13 +168,14 @@ def build_filter(
     ]
     if machine == "x86_64":
         prog += [(_JGE_K, 0, 1, X32_SYSCALL_BIT), (_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS)]
-    # clone3 -> ENOSYS (glibc falls back to clone); clone with a namespace flag -> EPERM.
+    # clone3 -> ENOSYS (glibc falls back to clone); clone with a namespace flag or
+    # CLONE_PARENT -> EPERM.
     prog += [
         (_JEQ_K, 0, 1, table["clone3"]),
         (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
         (_JEQ_K, 0, 4, table["clone"]),
         (_LD_W_ABS, 0, 0, _ARG0_LOW),
-        (_JSET_K, 0, 1, CLONE_NEW_FLAGS),
+        (_JSET_K, 0, 1, CLONE_DENIED_FLAGS),
         (_RET_K, 0, 0, deny),
         (_RET_K, 0, 0, SECCOMP_RET_ALLOW),
     ]

@@ -28,6 +28,38 @@ def _h(name: str, verdicts: str, source: str) -> Hostile:
     return Hostile(name, source.strip() + "\n", frozenset(verdicts.split()))
 
 
+# A job can find the runner's result stream among its own descriptors and write frames into
+# it. Each frame below made the judge's parser raise (a foreign exception, retried three
+# times, then SE with a Python error shown); the stream is damaged, which is RE, once.
+_FORGE = """
+import json, os, struct
+def frame(head, blob=b""):
+    head = head if isinstance(head, bytes) else json.dumps(head).encode()
+    return struct.pack(">4sIQ", b"JDG1", len(head), len(blob)) + head + blob
+def f(x):
+    data = __FRAME__
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        if fd > 2:
+            try:
+                os.write(fd, data)
+            except OSError:
+                pass
+    return x * 2
+"""
+_CASE = '{"kind": "case", "solution": 0, "case": "double", "status": "ok"'
+_FORGED_FRAMES = {
+    # json.loads refuses integers of more than 4300 digits with a plain ValueError.
+    "5000_digit_int": "frame(b'" + _CASE + ", \"time_ms\": 1' + b'0' * 5000 + b'}')",
+    # float(10**400) overflows where a time or a float observation is read.
+    "float_overflow": 'frame({"kind": "case", "solution": 0, "case": "double", "status": "ok", '
+    '"time_ms": 10**400, "obs": {"t": "float", "v": 10**400}})',
+    # No bytes, but a shape whose size overflows torch's arithmetic.
+    "enormous_shape": 'frame({"kind": "case", "solution": 0, "case": "double", "status": "ok", '
+    '"time_ms": 1, "obs": {"t": "tensor", "k": "0"}}, '
+    '(lambda h: struct.pack("<Q", len(h)) + h)(json.dumps({"0": {"dtype": "F32", '
+    '"shape": [0, 2**39, 2**39, 2**39], "data_offsets": [0, 0]}}).encode()))',
+}
+
 HOSTILE: list[Hostile] = [
     # --- processes and threads ---------------------------------------------------------
     _h(
@@ -144,6 +176,48 @@ def f(x):
     if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
         return x * 2
     raise PermissionError(f"mount refused: errno {ctypes.get_errno()}")
+""",
+    ),
+    _h(
+        "clone_parent_siblings",
+        "AC",
+        # Siblings instead of children: in a fork-server container their parent is the server,
+        # and each one that exits is a zombie the server never reaped. 200 of them used up the
+        # container's pids (the job's own limit counts them only while they live unreaped, so
+        # one job leaves up to its limit, 64) while it still called itself fit. (PyDLL keeps the GIL across the
+        # call, so the copy can run os._exit.)
+        """
+import ctypes, os, platform
+libc = ctypes.PyDLL(None, use_errno=True)
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}[platform.machine()]
+CLONE_PARENT, SIGCHLD = 0x00008000, 17
+done = []
+def f(x):
+    if not done:
+        for _ in range(100):  # a fork of a process holding torch takes a few ms
+            if libc.syscall(SYS_CLONE, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0) == 0:
+                os._exit(0)
+        done.append(1)
+    return x * 2
+""",
+    ),
+    _h(
+        "clone_parent_sleepers_then_timeout",
+        "TLE",
+        # Live siblings that outlast the job, then a time-out: the server must kill them,
+        # reap them, and still have a process to spare for its kill helper.
+        """
+import ctypes, os, platform, time
+libc = ctypes.PyDLL(None, use_errno=True)
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}[platform.machine()]
+CLONE_PARENT, SIGCHLD = 0x00008000, 17
+def f(x):
+    for _ in range(200):
+        if libc.syscall(SYS_CLONE, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0) == 0:
+            time.sleep(3600)
+            os._exit(0)
+    while True:
+        pass
 """,
     ),
     # --- memory ----------------------------------------------------------------------------
@@ -296,6 +370,15 @@ def f(x):
                 pass
     return x * 2
 """,
+    ),
+    *(
+        Hostile(
+            f"forged_frame_{what}",
+            _FORGE.replace("__FRAME__", frame).strip() + "\n",
+            frozenset({"RE"}),
+            ("ValueError", "OverflowError", "RuntimeError", "Traceback", "Exceeds the limit"),
+        )
+        for what, frame in _FORGED_FRAMES.items()
     ),
     _h(
         "fake_ac_report_then_exit",
@@ -509,4 +592,23 @@ os._exit(0)
 ]
 
 CORRECT = "def f(x):\n    return x * 2\n"
+# What the next learner submits after an attack: correct, and it needs processes of its own
+# (threads, a forked child), which is what a container with its pids used up cannot give.
+CORRECT_WITH_THREADS = """
+import os, threading
+def f(x):
+    done = []
+    # 24 threads: well within the 64 processes a job may have.
+    threads = [threading.Thread(target=done.append, args=(i,)) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert len(done) == 24
+    return x * 2
+""".lstrip()
 OVERSIZED = "# padding\n" * 30_000 + CORRECT  # over the 256 KiB source limit

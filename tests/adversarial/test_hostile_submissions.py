@@ -3,8 +3,9 @@
 For each one, in cold, warm and fork-server containers: the verdict is one it may get
 (never AC unless the code is also correct), the run ends within its limit plus a margin,
 no container and no sandbox process is left (beyond the pool's ready ones), the host's
-files are untouched, no secret reaches the report, and a correct submission judged right
-after still gets AC (in fork mode, usually by the same server that ran the hostile one).
+files are untouched, no secret reaches the report, the learner's code ran once, and a
+correct submission that starts threads and a child of its own, judged right after, still
+gets AC (in fork mode, usually by the same server that ran the hostile one).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from sandbox.docker_backend import DockerBackend
 from sandbox.docker_warm import PoolPolicy, WarmSpec
 from sandbox.image import LABEL, SANDBOX_USER
 from tests.adversarial.hostile import (
-    CORRECT,
+    CORRECT_WITH_THREADS,
     HOST_SECRET,
     HOST_SECRET_ENV,
     HOSTILE,
@@ -227,7 +228,9 @@ def test_hostile_submission(
         + "\n".join(f"{c.name}: {c.verdict} {c.message[:300]}" for c in report.cases)
     )
     # The run ended within its limit plus a margin (the clock starts when the runner is ready).
-    (limits, outcome), *_ = recording.runs
+    # Once: nothing in the learner's output makes the judge run it again.
+    assert len(recording.runs) == 1
+    ((limits, outcome),) = recording.runs
     assert outcome.ready_s is not None and outcome.ready_s <= limits.startup_s
     assert outcome.wall_s - outcome.ready_s <= limits.wall_s + MARGIN_S, outcome
     # Nothing is left behind, nothing on the host changed, nothing leaked.
@@ -239,8 +242,8 @@ def test_hostile_submission(
     assert tree_digest(Path(__file__).resolve().parents[2] / "judge") == judge_digest
     assert loopback.accepted == 0
     assert leaked(report, [MARKER, HOST_SECRET, *host_shadow_lines(), *hostile.must_not_leak]) == []
-    # The next learner is judged as if nothing happened.
-    after = judge_source(hostile_problem, CORRECT, sandbox, docker_store)
+    # The next learner is judged as if nothing happened, with threads and a child of its own.
+    after = judge_source(hostile_problem, CORRECT_WITH_THREADS, sandbox, docker_store)
     assert str(after.verdict) == "AC", [(c.name, c.verdict, c.message) for c in after.cases]
 
 
