@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 
 from web.admin.router import router as admin_router
 from web.auth.router import router as auth_router
-from web.deps import PlatformDep
+from web.bodylimit import BodyCaps, BodyLimit
+from web.deps import PlatformDep, client_address
 from web.drafts.router import router as drafts_router
-from web.errors import install_error_handlers
+from web.errors import ApiError, install_error_handlers
 from web.pages.errors import error_page
 from web.pages.router import router as pages_router
 from web.pages.templating import STATIC_DIR
@@ -23,8 +26,24 @@ from web.platform import Platform, build_platform
 from web.problems.kit import router as kit_router
 from web.problems.router import router as problems_router
 from web.scores.router import router as scores_router
-from web.settings import WebSettings
+from web.settings import WebSettings, address_list
 from web.submissions.router import router as submissions_router
+
+
+def metrics_allowed(request: Request, settings: WebSettings) -> bool:
+    """From an allowed address (JUDGE_METRICS_ALLOW), or with the metrics token as a Bearer."""
+    token = settings.metrics_token
+    if token:
+        scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(sent.strip().encode(), token.encode()):
+            return True
+    try:
+        address = ipaddress.ip_address(client_address(request))
+    except ValueError:
+        return False  # not an IP address (the test client's "testclient"): never on the list
+    return any(
+        address in ipaddress.ip_network(entry, strict=False) for entry in address_list(settings.metrics_allow)
+    )
 
 
 def create_app(
@@ -51,6 +70,8 @@ def create_app(
     )
     app.state.platform = platform
     install_error_handlers(app, html_page=error_page)
+    # Bodies are capped before any route reads them; the caps are the platform's settings.
+    app.add_middleware(BodyLimit, caps=lambda: BodyCaps.of(platform.settings), html_page=error_page)
     for router in (
         auth_router,
         problems_router,
@@ -79,7 +100,15 @@ def create_app(
         return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
 
     @app.get("/metrics", tags=["ops"])
-    def metrics(p: PlatformDep) -> Response:
+    def metrics(request: Request, p: PlatformDep) -> Response:
+        """For operators: from JUDGE_METRICS_ALLOW (loopback by default) or with JUDGE_METRICS_TOKEN."""
+        if not metrics_allowed(request, p.settings):
+            raise ApiError(
+                403,
+                "forbidden",
+                "无权读取指标 /metrics is for the addresses of JUDGE_METRICS_ALLOW or "
+                "'Authorization: Bearer <JUDGE_METRICS_TOKEN>'",
+            )
         return Response(p.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app

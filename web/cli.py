@@ -25,19 +25,22 @@ def _serve(args: argparse.Namespace, _settings: Any) -> int:
     import uvicorn
 
     from web.app import create_app
-    from web.platform import build_platform
+    from web.platform import build_platform, public_url_warning
     from web.settings import WebSettings
 
     settings = WebSettings()
     try:
-        platform = build_platform(settings, args.host)
+        platform = build_platform(settings, args.host, args.port)
     except _platform_errors() as exc:
         raise UsageError(str(exc)) from exc
-    for warning in platform.warnings:
-        print(f"! {warning}", file=sys.stderr)
+    for warning in [*platform.warnings, public_url_warning(settings, args.host, args.port)]:
+        if warning:
+            print(f"! {warning}", file=sys.stderr)
+    proxies = settings.trusted_proxy_list()
     print(
-        f"judge serve: http://{args.host}:{args.port}  (database {settings.database_url}, {settings.workers} "
-        f"workers on the {platform.backend_name} backend, {len(platform.problems)} problems)",
+        f"judge serve: http://{args.host}:{args.port}, public URL {platform.public_url}  (database "
+        f"{settings.database_url}, {settings.workers} workers on the {platform.backend_name} backend, "
+        f"{len(platform.problems)} problems; forwarded addresses from {', '.join(proxies) or 'no proxy'})",
         file=sys.stderr,
     )
     app = create_app(settings, args.host, platform)
@@ -48,7 +51,17 @@ def _serve(args: argparse.Namespace, _settings: Any) -> int:
     gc.freeze()
     # One line per request written at once costs a fifth of the throughput; errors and start-up
     # are logged either way, and /metrics counts the judgements.
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=args.access_log)
+    # X-Forwarded-For is believed only from the configured proxies: uvicorn's default trusts it from
+    # loopback, which let any local client (or a proxy that passes the header on) pick its address.
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=args.access_log,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies,
+    )
     return 0
 
 

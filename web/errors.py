@@ -32,6 +32,23 @@ MACHINE_PATHS = ("/api/", "/static/", "/healthz", "/metrics", "/docs", "/openapi
 HtmlErrorPage = Callable[[Request, int, str, str], Response]
 
 
+def error_response(
+    request: Request,
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    html_page: HtmlErrorPage | None = None,
+    **extra: Any,
+) -> Response:
+    """The error as JSON, or as a page for a path that is a page (when `html_page` is given)."""
+    if html_page is not None and not request.url.path.startswith(MACHINE_PATHS):
+        response = html_page(request, status, code, message)
+        response.headers.update(headers or {})
+        return response
+    return JSONResponse(error_body(code, message, **extra), status, headers=headers)
+
+
 def install_error_handlers(app: FastAPI, html_page: HtmlErrorPage | None = None) -> None:
     def answer(
         request: Request,
@@ -41,11 +58,7 @@ def install_error_handlers(app: FastAPI, html_page: HtmlErrorPage | None = None)
         headers: dict[str, str] | None = None,
         **extra: Any,
     ) -> Response:
-        if html_page is not None and not request.url.path.startswith(MACHINE_PATHS):
-            response = html_page(request, status, code, message)
-            response.headers.update(headers or {})
-            return response
-        return JSONResponse(error_body(code, message, **extra), status, headers=headers)
+        return error_response(request, status, code, message, headers, html_page, **extra)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> Response:

@@ -1,6 +1,6 @@
 """Every model, imported in one place so that the metadata is complete (Alembic, tests)."""
 
-from web.auth.models import ApiToken, LoginAttempt, LoginSession, User
+from web.auth.models import ApiToken, LoginAttempt, LoginSession, RateEvent, User
 from web.db import Base
 from web.drafts.models import Draft
 from web.problems.models import ProblemValidation, ProblemVersion
@@ -15,6 +15,7 @@ __all__ = [
     "LoginSession",
     "ProblemValidation",
     "ProblemVersion",
+    "RateEvent",
     "Score",
     "Submission",
     "SubmissionEvent",

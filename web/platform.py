@@ -6,6 +6,8 @@ Built once per process by `create_app` (for `judge serve`) or by `judge worker`.
 from __future__ import annotations
 
 import ipaddress
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
@@ -34,6 +36,47 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def listen_url(host: str, port: int) -> str:
+    """This server's own URL from its listen address: every-address listens (0.0.0.0, ::) are
+    written as loopback, which at least works on this machine."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    return f"http://{host}:{port}"
+
+
+def public_url_warning(settings: WebSettings, host: str, port: int) -> str | None:
+    """What `judge serve` says when learners elsewhere would get a kit that points at the wrong place."""
+    if settings.public_url is not None or is_loopback(host):
+        return None
+    return (
+        f"JUDGE_PUBLIC_URL is not set: the practice kit will send learners' code to "
+        f"{listen_url(host, port)}; set it to the address they reach this server at"
+    )
+
+
+class KitCache:
+    """The practice kit's zip, built once per problem set (its ids and content hashes) and kept."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[str, bytes] | None = None
+        self.builds = 0
+
+    def get(self, key: str, build: Callable[[], bytes]) -> bytes:
+        kept = self._kept
+        if kept is not None and kept[0] == key:
+            return kept[1]  # no lock: a download never waits for anything but a build
+        with self._lock:  # one build at a time; who waited for it gets its bytes
+            kept = self._kept
+            if kept is None or kept[0] != key:
+                kept = (key, build())
+                self.builds += 1
+                self._kept = kept  # only the newest problem set is worth keeping
+            return kept[1]
+
+
 @dataclass
 class Platform:
     settings: WebSettings
@@ -46,6 +89,9 @@ class Platform:
     judge: JudgeContext | None = None  # None when this process judges nothing (workers = 0)
     backend_name: str = "none"
     warnings: list[str] = field(default_factory=list)
+    # Where learners reach this server (JUDGE_PUBLIC_URL, else the listen address): the kit's.
+    public_url: str = "http://127.0.0.1:8000"
+    kit: KitCache = field(default_factory=KitCache)
 
     def reload_problems(self) -> list[str]:
         """Reload problems/ (`judge problems sync` does the same from the command line)."""
@@ -76,8 +122,9 @@ def judge_context(
     return context, warnings
 
 
-def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
-    """Migrate, load problems and prepare workers (not started). Raises on unsafe settings."""
+def build_platform(settings: WebSettings, host: str = "127.0.0.1", port: int = 8000) -> Platform:
+    """Migrate, load problems and prepare workers (not started). Raises on unsafe settings.
+    `host` and `port` are where the server listens."""
     secret_key = resolve_secret_key(settings)
     engine = make_engine(settings.sqlalchemy_url())
     try:
@@ -92,6 +139,7 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1") -> Platform:
                 return queue_depth(session)
 
         platform = Platform(settings, engine, factory, secret_key, problems, Metrics(depth))
+        platform.public_url = settings.public_url or listen_url(host, port)
         if settings.workers > 0:
             serving_others = settings.production or not is_loopback(host)
             context, warnings = judge_context(settings, problems, serving_others)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from judge.settings import REPO_ROOT
@@ -18,6 +20,28 @@ KNOWN_WEAK_KEYS = {"", "secret", "changeme", "change-me", "dev", "development", 
 MIN_KEY_LENGTH = 32
 # A long key of a few repeated characters ("k" * 48) is no secret either.
 MIN_KEY_DISTINCT_CHARS = 6
+# The most bytes JSON can spend on one byte of code: a control character is written "\u0001".
+JSON_ESCAPE_FACTOR = 6
+# Room in a code-carrying body for everything but the code (the other fields, the braces).
+CODE_BODY_OVERHEAD = 4 * 1024
+
+
+def address_list(value: str) -> list[str]:
+    """The entries of a comma-separated setting, blanks dropped."""
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _checked_addresses(value: str, setting: str, star: bool = False) -> str:
+    for entry in address_list(value):
+        if star and entry == "*":
+            continue
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"{setting}: {entry!r} is not an IP address or network (comma-separated, e.g. 127.0.0.1,::1)"
+            ) from None
+    return value
 
 
 class WebSettings(BaseSettings):
@@ -41,18 +65,74 @@ class WebSettings(BaseSettings):
     heartbeat_s: float = Field(default=10.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     poll_s: float = Field(default=0.25, gt=0)
-    max_code_bytes: int = 64 * 1024
-    # Rate limits (per window): failed logins per username and per address; submissions
-    # per user and per address.
+    max_code_bytes: int = Field(default=64 * 1024, gt=0)
+    # Request bodies, refused (413) before they are read: the routes that carry code get
+    # max_code_body_bytes, the log-in and registration routes (API and forms) the auth cap,
+    # every other route the general one.
+    max_body_bytes: int = Field(default=16 * 1024, gt=0)
+    max_auth_body_bytes: int = Field(default=4 * 1024, gt=0)
+    # Rate limits (per window): failed logins per username from one address and per address;
+    # submissions per user and per address; registrations and password checks (every log-in
+    # and token request, right or wrong) per address. Generous enough for a classroom behind
+    # one NAT address.
     login_window_s: float = 300.0
     login_failures_per_user: int = 10
     login_failures_per_address: int = 30
     submit_window_s: float = 60.0
     submits_per_user: int = 30
     submits_per_address: int = 60
+    register_window_s: float = 3600.0
+    registrations_per_address: int = 60
+    password_window_s: float = 300.0
+    password_checks_per_address: int = 120
+    # The address learners reach this server at, written into the practice kit (kit.json).
+    # Unset: `judge serve` uses its own listen address (0.0.0.0 and :: as 127.0.0.1).
+    public_url: str | None = None
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated addresses
+    # or networks, "*" for any). Empty: none, every request is from the address it came from.
+    trusted_proxies: str = ""
+    # /metrics: allowed without a token from these addresses (comma-separated addresses or
+    # networks; empty: none), and from anywhere with "Authorization: Bearer <metrics_token>".
+    metrics_token: str | None = None
+    metrics_allow: str = "127.0.0.1,::1"
     session_days: int = 14
     # Set when the site is served over TLS (directly or behind a proxy): Secure cookies.
     secure_cookies: bool = False
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        return _checked_addresses(value, "JUDGE_TRUSTED_PROXIES", star=True)
+
+    @field_validator("metrics_allow")
+    @classmethod
+    def _metrics_allow(cls, value: str) -> str:
+        return _checked_addresses(value, "JUDGE_METRICS_ALLOW")
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip().rstrip("/")
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise ValueError(f"JUDGE_PUBLIC_URL must be an http:// or https:// URL, not {value!r}")
+        return value
+
+    @property
+    def max_code_body_bytes(self) -> int:
+        """The body cap of the routes that carry code: max_code_bytes of code fits whatever its
+        escaping, so no code that the code cap accepts is refused for its body."""
+        return self.max_code_bytes * JSON_ESCAPE_FACTOR + CODE_BODY_OVERHEAD
+
+    def trusted_proxy_list(self) -> list[str]:
+        """The proxies as uvicorn takes them: "*" alone, networks written strictly ("10.0.0.1/8"
+        would be a name, not a network, to uvicorn)."""
+        entries = address_list(self.trusted_proxies)
+        if "*" in entries:
+            return ["*"]
+        return [str(ipaddress.ip_network(e, strict=False)) if "/" in e else e for e in entries]
 
     def sqlalchemy_url(self) -> str:
         prefix = "sqlite:///"

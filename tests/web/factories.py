@@ -11,6 +11,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ from web.settings import WebSettings
 PROBLEMS = REPO_ROOT / "problems"
 PKG_204 = PROBLEMS / "204-rmsnorm"
 PASSWORD = "correct horse battery"
+# /metrics is for the allowed addresses (loopback) or this token; the test client is neither.
+METRICS_TOKEN = "metrics-token-for-tests-0123456789abcdef"
+# Tests register and log in by the dozen from one address (the test client's, or loopback): the
+# per-address throttles of registrations and password checks are lifted unless a test sets them.
+LIFTED_THROTTLES: dict[str, Any] = {"registrations_per_address": 10**6, "password_checks_per_address": 10**6}
 
 
 def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: Any) -> WebSettings:
@@ -38,6 +44,8 @@ def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: 
         "poll_s": 0.05,
         "lease_s": 30.0,
         "heartbeat_s": 2.0,
+        "metrics_token": METRICS_TOKEN,
+        **LIFTED_THROTTLES,
     }
     values.update(overrides)
     return WebSettings(**values)
@@ -66,6 +74,9 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+METRICS_HEADERS = bearer(METRICS_TOKEN)
+
+
 def submit(client: TestClient, token: str, code: str, problem_id: str = "204", mode: str = "submit") -> int:
     res = client.post(
         "/api/submissions", json={"problem_id": problem_id, "code": code, "mode": mode}, headers=bearer(token)
@@ -91,21 +102,36 @@ def read_204(path: str) -> str:
     return (PKG_204 / path).read_text()
 
 
+@dataclass
+class Server:
+    """A `judge serve` process of a test: where it listens, its environment, the process."""
+
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+
 @contextmanager
-def running_server(tmp: Path, **env: str) -> Iterator[tuple[str, dict[str, str]]]:
-    """`judge serve` on a free port of its own: (its URL, the environment it runs with)."""
+def serving(tmp: Path, *args: str, **env: str) -> Iterator[Server]:
+    """`judge serve` (with `args`) on 127.0.0.1 and a free port of its own, until the block ends."""
     port = free_port()
     full_env = {
         **os.environ,
         "JUDGE_DATABASE_URL": f"sqlite:///{tmp / 'site.db'}",
         "JUDGE_SECRET_KEY": "server-tests-0123456789-abcdefghijklmnop",
         "JUDGE_CACHE_DIR": os.environ.get("JUDGE_CACHE_DIR", str(tmp / "cache")),
+        **{f"JUDGE_{name.upper()}": str(value) for name, value in LIFTED_THROTTLES.items()},
         **env,
     }
-    log_path = tmp / "serve.log"
+    log_path = tmp / f"serve-{port}.log"
     with log_path.open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        process = subprocess.Popen(
+            [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
             env=full_env,
             cwd=REPO_ROOT,
             stdout=log,
@@ -121,16 +147,24 @@ def running_server(tmp: Path, **env: str) -> Iterator[tuple[str, dict[str, str]]
                             break
                 except OSError:
                     pass
-                if server.poll() is not None or time.monotonic() > deadline:
+                if process.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError("judge serve did not start:\n" + log_path.read_text()[-3000:])
                 time.sleep(0.2)
-            yield url, full_env
+            yield Server(url, full_env, process, log_path)
         finally:
-            server.terminate()
+            process.terminate()
             try:
-                server.wait(timeout=30)
+                process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                server.kill()
+                process.kill()
+                process.wait()
+
+
+@contextmanager
+def running_server(tmp: Path, **env: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """`judge serve` on a free port of its own: (its URL, the environment it runs with)."""
+    with serving(tmp, **env) as server:
+        yield server.url, server.env
 
 
 def free_port() -> int:

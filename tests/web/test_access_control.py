@@ -122,7 +122,10 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/redoc"): Rule(200, 200, DOCS),
     ("HEAD", "/redoc"): Rule(200, 200, DOCS),
     ("GET", "/healthz"): Rule(200, 200, "status, backend name and problem count: nothing per user"),
-    ("GET", "/metrics"): Rule(200, 200, "queue depth and verdict counters: nothing per user"),
+    # Nothing per user, but for operators: allowed addresses (loopback) or the metrics token only.
+    ("GET", "/metrics"): Rule(
+        403, 403, "queue depth and verdict counters, for operators", learner_code="forbidden"
+    ),
     ("POST", "/api/auth/register"): Rule(201, 201, "creates the caller's own new account", _fresh_account),
     # With A's name but not A's password: refused, and the refusal does not say whether A exists.
     ("POST", "/api/auth/token"): Rule(401, 401, "a token needs the password", _as_a_wrong_password),

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import Problem
 from tests.web.factories import (
+    METRICS_HEADERS,
     PASSWORD,
     PKG_204,
     bearer,
@@ -106,7 +107,7 @@ def scores(client: TestClient, token: str) -> list[dict[str, Any]]:
 
 
 def metric_samples(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    res = client.get("/metrics")
+    res = client.get("/metrics", headers=METRICS_HEADERS)
     assert res.status_code == 200, res.text
     assert res.headers["content-type"].startswith("text/plain")
     return {

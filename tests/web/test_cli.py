@@ -108,3 +108,31 @@ def test_serve_answers_on_its_port_and_refuses_unsafe_settings(tmp_path: Path) -
         proc.terminate()
         # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status says why.
         assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+
+
+def test_serve_on_every_address_asks_for_the_public_url(tmp_path: Path) -> None:
+    """The kit needs the address learners use; listening on 0.0.0.0, `judge serve` cannot know it."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judge", "serve", "--host", "0.0.0.0", "--port", str(port)],
+            env=env_for(tmp_path, JUDGE_WORKERS="0"),
+            cwd=REPO_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "judge serve did not answer within 60 s"
+                time.sleep(0.3)
+        printed = log.read_text()
+        assert "JUDGE_PUBLIC_URL" in printed and f"http://127.0.0.1:{port}" in printed, printed
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -11,12 +11,26 @@ import sys
 import urllib.request
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from fastapi import FastAPI
 
-from tests.web.factories import PASSWORD, PROBLEMS, free_port, read_204, running_server, unique_name
+from judge.kit import build_kit
+from tests.web.factories import (
+    PASSWORD,
+    PROBLEMS,
+    free_port,
+    make_client,
+    make_settings,
+    read_204,
+    running_server,
+    unique_name,
+)
+from web.platform import Platform
 
 pytestmark = pytest.mark.slow
 
@@ -131,3 +145,33 @@ def test_an_old_kit_is_told_to_update(served: Served) -> None:
     res = kit_judge(served, "207", "--submit")
     assert res.returncode == 2
     assert "older than the server's" in res.stderr and f"{served.url}/kit.zip" in res.stderr
+
+
+def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new Host header on every download neither rebuilds the kit nor gets written into it."""
+    problems = tmp_path / "problems"
+    shutil.copytree(PROBLEMS / "204-rmsnorm", problems / "204-rmsnorm")
+    builds: list[str] = []
+
+    def counted_build(*args: Any, **kwargs: Any) -> Path:
+        builds.append(str(args[-1]))  # the server URL it writes into kit.json
+        return build_kit(*args, **kwargs)
+
+    monkeypatch.setattr("web.problems.kit.build_kit", counted_build)
+    public = "https://judge.example.edu"
+    settings = make_settings(tmp_path, problems_dir=problems, workers=1, public_url=public + "/")
+    with make_client(settings) as client:
+        hosts = [f"attacker-{i}.example:{8000 + i}" for i in range(16)]
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda host: client.get("/kit.zip", headers={"Host": host}), hosts))
+        assert [a.status_code for a in answers] == [200] * len(hosts)
+        assert len({a.content for a in answers}) == 1
+        assert builds == [public]
+        platform: Platform = cast(FastAPI, client.app).state.platform
+        assert platform.kit.builds == 1
+    archive = zipfile.ZipFile(io.BytesIO(answers[0].content))
+    assert json.loads(archive.read("practice/kit.json"))["server"] == public
+    for name in archive.namelist():
+        assert b"attacker-" not in archive.read(name), name

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import stat
 import threading
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +20,16 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine, insert, inspect, select, text
+from sqlalchemy.exc import IntegrityError
 
 from judge.backends import BackendUnavailable
 from judge.settings import REPO_ROOT
+from web.auth.models import User
 from web.db import make_engine
 from web.migrate import alembic_config, is_current, upgrade
 from web.models import Base
-from web.platform import build_platform
+from web.platform import build_platform, is_loopback, listen_url, public_url_warning
 from web.settings import MIN_KEY_LENGTH, InsecureSettings, WebSettings, is_weak_key, resolve_secret_key
 
 TABLES = set(Base.metadata.tables)
@@ -81,16 +86,95 @@ def test_models_and_migrations_agree(dialect: str, request: pytest.FixtureReques
     engine = make_engine(url)
     try:
         upgrade(engine)
-        with engine.connect() as conn:
+        with engine.connect() as conn, warnings.catch_warnings():
+            if dialect == "sqlite":
+                # SQLAlchemy cannot reflect SQLite's expression indexes, so autogenerate skips the
+                # one on lower(username) (with these warnings); it is checked by hand below.
+                warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+                warnings.filterwarnings("ignore", "autogenerate skipping metadata-specified expression-based")
             context = MigrationContext.configure(
                 conn, opts={"compare_type": True, "compare_server_default": True}
             )
             diff: list[Any] = compare_metadata(context, Base.metadata)
+            if dialect == "sqlite":
+                sql = conn.scalar(
+                    text("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = :n"),
+                    {"n": "ix_users_username_lower"},
+                )
+                assert sql is not None and "UNIQUE" in sql.upper() and "lower(username)" in sql, sql
         assert diff == [], "the models differ from the migrations; add a migration:\n" + "\n".join(
             map(repr, diff)
         )
     finally:
         engine.dispose()
+
+
+USERNAME = re.compile(r"^[A-Za-z0-9_\-]{3,32}$")
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_usernames_become_unique_whatever_their_case_on_an_old_database(
+    dialect: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A database from before the case-insensitive index may hold "racer" and "Racer": the
+    upgrade keeps the oldest name and renames the others, still valid names and unique."""
+    url = sqlite_url(tmp_path) if dialect == "sqlite" else request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    try:
+        config = alembic_config()
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0002")
+        names = {
+            1: "Racer",
+            2: "racer",  # -> racer-2, but id 4 holds that: racer-2-2
+            3: "RACER",  # -> RACER-3, but id 8 holds Racer-3: RACER-3-2
+            4: "racer-2",
+            5: "L" * 32,
+            6: "l" * 32,  # cut to make room: 30 l's and -6
+            7: "bob",
+            8: "Racer-3",
+        }
+        with engine.begin() as conn:
+            conn.execute(
+                insert(User),
+                [
+                    {"id": i, "username": n, "password_hash": "x", "role": "learner", "language": "zh"}
+                    | {"created_at": datetime(2026, 1, 1, tzinfo=UTC)}
+                    for i, n in names.items()
+                ],
+            )
+        upgrade(engine)
+        assert is_current(engine)
+        with engine.connect() as conn:
+            after = {user_id: name for user_id, name in conn.execute(select(User.id, User.username))}
+        assert after == {
+            1: "Racer",
+            2: "racer-2-2",
+            3: "RACER-3-2",
+            4: "racer-2",
+            5: "L" * 32,
+            6: "l" * 30 + "-6",
+            7: "bob",
+            8: "Racer-3",
+        }
+        assert all(USERNAME.match(name) for name in after.values())
+        # From now on the database itself refuses a case variant.
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(
+                insert(User),
+                {"username": "BOB", "password_hash": "x", "role": "learner", "language": "zh"}
+                | {"created_at": datetime(2026, 1, 2, tzinfo=UTC)},
+            )
+        command.downgrade(config_for(url), "0002")  # and back, names as they now are
+    finally:
+        engine.dispose()
+
+
+def config_for(url: str) -> Any:
+    config = alembic_config()
+    config.set_main_option("sqlalchemy.url", url)
+    return config
 
 
 # ---------------------------------------------------------------- the secret key
@@ -250,3 +334,44 @@ def test_loading_problems_logs_no_broken_package(tmp_path: Path, caplog: pytest.
         assert caplog.records == []
     finally:
         platform.engine.dispose()
+
+
+# ---------------------------------------------------------------- the public URL
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8123"),
+        ("0.0.0.0", "http://127.0.0.1:8123"),
+        ("::", "http://127.0.0.1:8123"),
+        ("::1", "http://[::1]:8123"),
+        ("localhost", "http://localhost:8123"),
+        ("192.0.2.7", "http://192.0.2.7:8123"),
+    ],
+)
+def test_the_public_url_defaults_to_the_listen_address(host: str, url: str, tmp_path: Path) -> None:
+    assert listen_url(host, 8123) == url
+    platform = build_platform(server_settings(tmp_path, workers=0), host, 8123)
+    try:
+        assert platform.public_url == url
+    finally:
+        platform.engine.dispose()
+    warning = public_url_warning(server_settings(tmp_path, workers=0), host, 8123)
+    if is_loopback(host):
+        assert warning is None
+    else:
+        assert warning is not None and "JUDGE_PUBLIC_URL" in warning and url in warning
+
+
+def test_a_configured_public_url_wins(tmp_path: Path) -> None:
+    settings = server_settings(tmp_path, workers=0, public_url="https://judge.example.edu/course/")
+    platform = build_platform(settings, "0.0.0.0", 8123)
+    try:
+        assert platform.public_url == "https://judge.example.edu/course"
+    finally:
+        platform.engine.dispose()
+    assert public_url_warning(settings, "0.0.0.0", 8123) is None
+    for bad in ("judge.example.edu", "ftp://judge.example.edu", "https://"):
+        with pytest.raises(ValueError, match="JUDGE_PUBLIC_URL"):
+            server_settings(tmp_path, public_url=bad)

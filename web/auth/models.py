@@ -1,10 +1,10 @@
-"""Accounts: users, browser sessions, API tokens, and the login attempts that rate limits count."""
+"""Accounts: users, browser sessions, API tokens, and the attempts that rate limits count."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy import ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, utcnow
@@ -17,6 +17,10 @@ class User(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(32), unique=True)
+    # One account per name whatever its case ("racer" and "Racer" are one name): the database
+    # decides, so concurrent registrations of case variants cannot both succeed. SQLAlchemy cannot
+    # reflect an expression index on SQLite: a batch migration of users there must create it again.
+    __table_args__ = (Index("ix_users_username_lower", func.lower(username), unique=True),)
     password_hash: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16), default="learner")
     language: Mapped[str] = mapped_column(String(8), default="zh")
@@ -56,7 +60,7 @@ class ApiToken(Base):
 
 
 class LoginAttempt(Base):
-    """Failed logins, counted per username and per address by the rate limit."""
+    """Failed logins, counted per username from an address and per address by the rate limit."""
 
     __tablename__ = "login_attempts"
     __table_args__ = (
@@ -66,5 +70,18 @@ class LoginAttempt(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(64))
+    address: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RateEvent(Base):
+    """What is counted per address besides failed logins: registrations ("register") and password
+    checks ("password", every log-in and token request, right or wrong)."""
+
+    __tablename__ = "rate_events"
+    __table_args__ = (Index("ix_rate_events_kind_address_at", "kind", "address", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
     address: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

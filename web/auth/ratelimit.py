@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from web.auth.models import LoginAttempt
+from web.auth.models import LoginAttempt, RateEvent
 from web.db import utcnow
 from web.errors import ApiError
 from web.settings import WebSettings
@@ -43,13 +43,16 @@ def _wait_s(db: Session, stamp: Any, condition: Any, limit: int, since: datetime
 
 
 def check_login(db: Session, settings: WebSettings, username: str, address: str) -> None:
+    """Failed logins are counted per (username, address) and per address: never per username
+    alone, or anyone could lock an account's owner out by failing to log in as them."""
     window = settings.login_window_s
     since = utcnow() - timedelta(seconds=window)
+    address = address[:64]
     wait = max(
         _wait_s(
             db,
             LoginAttempt.at,
-            LoginAttempt.username == username.lower()[:64],
+            (LoginAttempt.username == username.lower()[:64]) & (LoginAttempt.address == address),
             settings.login_failures_per_user,
             since,
             window,
@@ -57,7 +60,7 @@ def check_login(db: Session, settings: WebSettings, username: str, address: str)
         _wait_s(
             db,
             LoginAttempt.at,
-            LoginAttempt.address == address[:64],
+            LoginAttempt.address == address,
             settings.login_failures_per_address,
             since,
             window,
@@ -65,6 +68,41 @@ def check_login(db: Session, settings: WebSettings, username: str, address: str)
     )
     if wait > 0:
         raise _too_many(wait, "failed log-ins")
+
+
+def _count_event(db: Session, kind: str, address: str, limit: int, window_s: float, what: str) -> None:
+    """Refuse (429) when `address` already made `limit` events of `kind` within the window, else
+    record this one. Recorded before the work it guards, so a burst is counted as it arrives."""
+    address = address[:64]
+    since = utcnow() - timedelta(seconds=window_s)
+    condition = (RateEvent.kind == kind) & (RateEvent.address == address)
+    wait = _wait_s(db, RateEvent.at, condition, limit, since, window_s)
+    if wait > 0:
+        raise _too_many(wait, what)
+    db.add(RateEvent(kind=kind, address=address))
+    db.commit()
+
+
+def count_registration(db: Session, settings: WebSettings, address: str) -> None:
+    _count_event(
+        db,
+        "register",
+        address,
+        settings.registrations_per_address,
+        settings.register_window_s,
+        "registrations",
+    )
+
+
+def count_password_check(db: Session, settings: WebSettings, address: str) -> None:
+    _count_event(
+        db,
+        "password",
+        address,
+        settings.password_checks_per_address,
+        settings.password_window_s,
+        "log-ins",
+    )
 
 
 def record_failed_login(db: Session, username: str, address: str) -> None:

@@ -89,8 +89,9 @@ def _issue_token(db: DbDep, platform: PlatformDep, user: User, name: str) -> New
 
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
-def register(body: Credentials, db: DbDep) -> UserOut:
-    return _user_out(service.create_user(db, body.username, body.password, body.language))
+def register(body: Credentials, request: Request, db: DbDep, platform: PlatformDep) -> UserOut:
+    address = client_address(request)
+    return _user_out(service.create_user(db, platform, address, body.username, body.password, body.language))
 
 
 @router.post("/auth/token", status_code=201, response_model=NewToken)

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from fastapi import Response
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from web.auth import ratelimit
@@ -20,6 +21,8 @@ from web.platform import Platform
 
 def authenticate(db: Session, platform: Platform, address: str, username: str, password: str) -> User:
     ratelimit.check_login(db, platform.settings, username, address)
+    # Every check costs an argon2 hash (~0.1 s of a core), right or wrong: counted per address.
+    ratelimit.count_password_check(db, platform.settings, address)
     user = db.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if not verify_password(user.password_hash if user else None, password) or user is None:
         ratelimit.record_failed_login(db, username, address)
@@ -27,12 +30,25 @@ def authenticate(db: Session, platform: Platform, address: str, username: str, p
     return user
 
 
-def create_user(db: Session, username: str, password: str, language: str = "zh") -> User:
+def _taken(username: str) -> ApiError:
+    return ApiError(409, "username_taken", f"用户名已被占用 the username {username!r} is taken")
+
+
+def create_user(
+    db: Session, platform: Platform, address: str, username: str, password: str, language: str = "zh"
+) -> User:
+    """A new account. Registrations are counted per address; a name is taken whatever its case,
+    which the database's unique index on lower(username) settles when two arrive at once."""
     if db.scalar(select(User.id).where(func.lower(User.username) == username.lower())) is not None:
-        raise ApiError(409, "username_taken", f"用户名已被占用 the username {username!r} is taken")
+        raise _taken(username)
+    ratelimit.count_registration(db, platform.settings, address)
     user = User(username=username, password_hash=hash_password(password), language=language)
     db.add(user)
-    db.commit()
+    try:
+        db.commit()
+    except IntegrityError:
+        db.rollback()  # a case variant registered between the check above and now
+        raise _taken(username) from None
     return user
 
 

@@ -120,7 +120,8 @@ def register_form(
     else:
         try:
             body = Credentials(username=username, password=password, language=lang)
-            user = service.create_user(db, body.username, body.password, body.language)
+            address = client_address(request)
+            user = service.create_user(db, platform, address, body.username, body.password, body.language)
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])
             error = (

@@ -1,18 +1,18 @@
 """GET /kit.zip: the practice kit for the problems this server offers, pointed at this server.
 
-Built on first request and kept in memory per (problem versions, server URL): building runs the
-reference and the known mistakes of every problem (cached on disk by the judge), so it costs
-seconds once, not per download.
+Built on first request and kept by the platform (`Platform.kit`) per problem set: building runs
+the reference and the known mistakes of every problem (cached on disk by the judge), so it costs
+seconds once, not per download. The server URL written into it is the platform's public URL
+(JUDGE_PUBLIC_URL), never the request's Host header, which the client chooses.
 """
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
-import threading
 from pathlib import Path
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import Response
 
 from judge.kit import build_kit, zip_kit
@@ -23,34 +23,31 @@ from web.platform import Platform
 # A download for browsers and the README, not part of the JSON API (no schema entry).
 router = APIRouter(include_in_schema=False)
 
-_lock = threading.Lock()
-_built: dict[str, bytes] = {}
 
-
-def kit_zip(platform: Platform, server: str) -> bytes:
-    if platform.judge is None:
+def kit_zip(platform: Platform) -> bytes:
+    judge = platform.judge
+    if judge is None:
         raise ApiError(
             503, "no_judge", "这台服务器不评测，无法生成练习包 this server judges nothing, so it makes no kit"
         )
     problems = sorted(platform.problems.values(), key=lambda p: p.id)
+    server = platform.public_url
     key = hashlib.sha256(
         "\n".join([server, *(f"{p.id}:{p.content_hash}" for p in problems)]).encode()
     ).hexdigest()
-    with _lock:  # one build at a time; later requests for the same key get the bytes
-        if key not in _built:
-            with tempfile.TemporaryDirectory(prefix="judge-kit-") as tmp:
-                root = build_kit(Path(tmp), problems, platform.judge.store, platform.judge.backend, server)
-                _built.clear()  # only the newest problem set is worth keeping
-                _built[key] = zip_kit(root)
-        return _built[key]
+
+    def build() -> bytes:
+        with tempfile.TemporaryDirectory(prefix="judge-kit-") as tmp:
+            return zip_kit(build_kit(Path(tmp), problems, judge.store, judge.backend, server))
+
+    return platform.kit.get(key, build)
 
 
 @router.get("/kit.zip", response_class=Response)
-def download_kit(request: Request, platform: PlatformDep) -> Response:
+def download_kit(platform: PlatformDep) -> Response:
     """The offline practice kit: statements, starters, public cases and `practice/judge.py`."""
-    server = str(request.base_url).rstrip("/")
     return Response(
-        kit_zip(platform, server),
+        kit_zip(platform),
         media_type="application/zip",
         headers={"Content-Disposition": 'attachment; filename="llm-judge-practice.zip"'},
     )
