@@ -252,6 +252,9 @@ def server_env(
         "JUDGE_BACKEND": backend,
         "JUDGE_SUBMITS_PER_USER": "1000000",
         "JUDGE_SUBMITS_PER_ADDRESS": "1000000",
+        # Every simulated learner registers and logs in from loopback.
+        "JUDGE_REGISTRATIONS_PER_ADDRESS": "1000000",
+        "JUDGE_PASSWORD_CHECKS_PER_ADDRESS": "1000000",
         "JUDGE_CACHE_DIR": str(tmp / "cache"),
     }
     for name, value in (("JUDGE_SANDBOX_MODE", mode), ("JUDGE_WORKERS", workers), ("JUDGE_POOL_SIZE", pool)):
