@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judge.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from judge.validate import Validation
 
 
 class UsageError(Exception):
@@ -57,8 +62,19 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
     if not dirs:
         raise UsageError("name package folders or pass --all")
     backend, _ = make_backend(args.backend or settings.backend)
+    results = []
     try:
-        results = [validate_package(d, backend, settings) for d in dirs]
+        for i, d in enumerate(dirs, 1):
+            started = time.monotonic()
+            result = validate_package(d, backend, settings)
+            results.append(result)
+            # One line per package as it goes (on stderr: --json keeps stdout for the report).
+            print(
+                f"[{i}/{len(dirs)}] {d.name}: {'sound' if result.ok else 'NOT SOUND'}"
+                f"{_mutation_line(result)} ({time.monotonic() - started:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         backend.close()
     if args.json:
@@ -68,6 +84,16 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
     else:
         print(render_validation(results))
     return 0 if all(r.ok for r in results) else 1
+
+
+def _mutation_line(result: Validation) -> str:
+    score = result.mutants
+    if score is None:
+        return ""
+    return (
+        f", mutants {len(score.killed)}/{score.generated} killed, {len(score.declared_survivors)} "
+        f"equivalent, {len(score.survivors)} survived"
+    )
 
 
 def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:

@@ -53,6 +53,27 @@ class LimitsSpec(_Strict):
     output_kb: int = Field(64, ge=1, le=16384, description="what the learner may print")
 
 
+MutantId = Annotated[str, StringConstraints(pattern=r"^[0-9]+:[0-9]+:[a-z0-9+\-_]+(#[0-9]+)?$")]
+
+
+class EquivalentMutant(_Strict):
+    """A mutant of the reference that no case can tell apart from it, and why."""
+
+    id: MutantId
+    reason: NonEmpty
+
+
+class MutantsSpec(_Strict):
+    equivalent: list[EquivalentMutant] = []
+
+    @field_validator("equivalent")
+    @classmethod
+    def _unique_ids(cls, v: list[EquivalentMutant]) -> list[EquivalentMutant]:
+        if len({e.id for e in v}) != len(v):
+            raise ValueError("must not declare a mutant twice")
+        return v
+
+
 class ProblemSpec(_Strict):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
     slug: Annotated[str, StringConstraints(pattern=SLUG_PATTERN.pattern)]
@@ -65,6 +86,7 @@ class ProblemSpec(_Strict):
     forbidden: list[DottedName] = []
     points: int = Field(gt=0)
     limits: LimitsSpec = LimitsSpec()
+    mutants: MutantsSpec = MutantsSpec()
 
     @field_validator("entry_points", "forbidden", "tags")
     @classmethod

@@ -3,10 +3,12 @@
 A sound package: problem.toml is valid; statements render; the cases load and their points
 add up; the reference passes every case and gives identical observations in two separate
 runs; the starter does not pass; every accepted solution passes; every wrong solution fails
-at least one case and its own hint is the one a learner with its outputs would see.
+at least one case and its own hint is the one a learner with its outputs would see; and the
+cases kill every mutant of the reference (judge.mutation) that the package does not declare
+equivalent, with at least MIN_MUTANTS of them and at most MAX_EQUIVALENT declared.
 
-All of the author's solutions run in two runner processes (they are trusted code), so a
-package validates in a few seconds.
+All of the author's solutions run in two runner processes and the mutants in a few more (they
+are trusted code), so a package validates in seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from judge.compare import compare
 from judge.execution import RunResult, batch_limits, limits_for, run_solutions
 from judge.expected import Expected, WrongSolution
 from judge.grading import attach_hints, grade_solution
+from judge.mutation.run import MutationScore, score_mutants
 from judge.package import PackageError, Problem, SolutionFile
 from judge.runner.job import SolutionSource
 from judge.settings import JudgeSettings
@@ -35,6 +38,11 @@ MIN_PUBLIC = 2
 MIN_HIDDEN = 6
 MIN_ACCEPTED = 1
 MIN_WRONG = 3
+# Mutation testing (docs/authoring.md): enough single-change mutants of the reference that
+# killing them all means the cases check what the statement promises, and few declared
+# equivalent, so that a declaration cannot stand in for a missing case.
+MIN_MUTANTS = 25
+MAX_EQUIVALENT = 0.15
 
 
 @dataclass
@@ -50,6 +58,7 @@ class Validation:
     checks: list[Check] = field(default_factory=list)
     # What the package holds: public and hidden cases, accepted and wrong solutions.
     counts: dict[str, int] = field(default_factory=dict)
+    mutants: MutationScore | None = None
 
     @property
     def ok(self) -> bool:
@@ -65,10 +74,14 @@ class Validation:
             "ok": self.ok,
             "counts": self.counts,
             "checks": [asdict(c) for c in self.checks],
+            "mutants": self.mutants.to_dict() if self.mutants is not None else None,
         }
 
 
-def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> Validation:
+def validate_package(
+    path: Path, backend: Backend, settings: JudgeSettings, min_mutants: int = MIN_MUTANTS
+) -> Validation:
+    """Every check of the package; `min_mutants` is lowered only by tests of tiny packages."""
     v = Validation(str(path))
     try:
         problem = Problem(path)
@@ -162,7 +175,44 @@ def validate_package(path: Path, backend: Backend, settings: JudgeSettings) -> V
             v.add(f.name, verdict == Verdict.AC, "AC" if verdict == Verdict.AC else _failures(failing))
         else:
             _check_wrong(v, f, cases, results, run, expected)
+    reference_s = sum(c.time_ms for c in ref.cases.values()) / 1000
+    v.mutants = score_mutants(problem, backend, expected, reference_s, settings.startup_s)
+    _check_mutants(v, v.mutants, min_mutants)
     return v
+
+
+def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> None:
+    problems: list[str] = []
+    if score.generated < min_mutants:
+        problems.append(
+            f"only {score.generated} mutants (at least {min_mutants}): the reference is too short to "
+            "show that the cases are strong; write it out as a learner would"
+        )
+    declared = len(score.declared_survivors)
+    if declared > MAX_EQUIVALENT * max(score.generated, 1):
+        problems.append(
+            f"{declared} of {score.generated} declared equivalent (at most {MAX_EQUIVALENT:.0%}): "
+            "add cases that tell them apart instead"
+        )
+    problems.extend(
+        f"survivor {r.mutant.id}: line {r.mutant.line}: {r.mutant.change}" for r in score.survivors
+    )
+    problems.extend(
+        f"declared equivalent but not a surviving mutant (killed, or gone with an edit of the "
+        f"reference): {stale}"
+        for stale in score.stale
+    )
+    summary = (
+        f"{score.generated} generated, {len(score.killed)} killed, {declared} equivalent, "
+        f"{len(score.survivors)} survived"
+    )
+    if score.survivors:
+        summary += (
+            ": each survivor is a change of the reference that every case accepts; add a case "
+            "that checks the promise it breaks, or declare it equivalent in problem.toml if no "
+            "input can tell it apart"
+        )
+    v.add("mutants", not problems, "\n".join([summary, *problems]))
 
 
 def _check_forbidden(v: Validation, problem: Problem) -> None:

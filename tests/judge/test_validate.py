@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from judge.settings import JudgeSettings
-from judge.validate import MIN_HIDDEN, MIN_PUBLIC, MIN_WRONG, validate_package
+from judge.validate import MIN_HIDDEN, MIN_MUTANTS, MIN_PUBLIC, MIN_WRONG, Validation, validate_package
 from tests.factories import local_backend, make_package
 
 pytestmark = pytest.mark.slow
@@ -30,13 +30,18 @@ def settings(tmp_path: Path) -> JudgeSettings:
     return JudgeSettings(cache_dir=tmp_path / "cache")
 
 
+def validate(pkg: Path, tmp_path: Path) -> Validation:
+    """The tiny `2x` reference has a handful of mutants; the bar on their number is tested apart."""
+    return validate_package(pkg, local_backend(), settings(tmp_path), min_mutants=0)
+
+
 def checks(result: object) -> dict[str, dict[str, object]]:
     return {c["name"]: c for c in result.to_dict()["checks"]}  # type: ignore[attr-defined]
 
 
 def test_a_package_that_clears_the_bar_is_sound(tmp_path: Path) -> None:
     pkg = make_package(tmp_path, cases=CASES, wrong=WRONG, accepted=ACCEPTED)
-    result = validate_package(pkg, local_backend(), settings(tmp_path))
+    result = validate(pkg, tmp_path)
     assert result.ok, result.to_dict()
     assert result.to_dict()["counts"] == {
         "public": MIN_PUBLIC,
@@ -49,7 +54,7 @@ def test_a_package_that_clears_the_bar_is_sound(tmp_path: Path) -> None:
 def test_too_few_cases_and_solutions_say_what_is_missing(tmp_path: Path) -> None:
     # The factory's default: 1 public and 1 hidden case, no accepted alternative, 1 wrong solution.
     pkg = make_package(tmp_path)
-    result = validate_package(pkg, local_backend(), settings(tmp_path))
+    result = validate(pkg, tmp_path)
     coverage = checks(result)["coverage"]
     assert not result.ok and not coverage["ok"]
     detail = str(coverage["detail"])
@@ -69,9 +74,23 @@ def test_a_misspelt_forbidden_api_is_reported_not_ignored(tmp_path: Path) -> Non
         accepted=ACCEPTED,
         forbidden=("torch.nn.functional.no_such_function", "torch.nn.functional.softmax"),
     )
-    result = validate_package(pkg, local_backend(), settings(tmp_path))
+    result = validate(pkg, tmp_path)
     forbidden = checks(result)["forbidden"]
     assert not forbidden["ok"] and "torch.nn.functional.no_such_function" in str(forbidden["detail"])
     assert "softmax" not in str(forbidden["detail"])
     # Everything else runs: the runner skipped the unknown name instead of failing the job.
     assert [name for name, c in checks(result).items() if not c["ok"]] == ["forbidden"]
+
+
+def test_a_reference_with_too_few_mutants_is_refused(tmp_path: Path) -> None:
+    pkg = make_package(tmp_path, cases=CASES, wrong=WRONG, accepted=ACCEPTED)
+    result = validate_package(pkg, local_backend(), settings(tmp_path))
+    mutants = checks(result)["mutants"]
+    assert not mutants["ok"] and f"(at least {MIN_MUTANTS})" in str(mutants["detail"])
+    assert result.to_dict()["mutants"] == {
+        "generated": 3,
+        "killed": 3,
+        "equivalent": 0,
+        "survived": 0,
+        "survivors": [],
+    }
