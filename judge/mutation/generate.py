@@ -14,7 +14,7 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from judge.mutation.operators import OPERATORS, Edit
+from judge.mutation.operators import OPERATORS, Edit, Site
 
 MAX_CHANGE = 120
 
@@ -59,6 +59,20 @@ def _skipped(tree: ast.Module) -> set[int]:
     return skip
 
 
+def _parameters(tree: ast.Module) -> dict[int, frozenset[str]]:
+    """For each node inside a function, the names of that function's parameters."""
+    out: dict[int, frozenset[str]] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = fn.args
+            names = frozenset(
+                x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None
+            )
+            for node in ast.walk(fn):
+                out[id(node)] = names  # an inner function's walk comes later and wins
+    return out
+
+
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_CHANGE else text[: MAX_CHANGE - 1] + "…"
@@ -95,6 +109,7 @@ def generate(source: str) -> list[Mutant]:
     original = ast.unparse(tree)
     skip = _skipped(tree)
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    params = _parameters(tree)
     seen = {original}
     taken: dict[str, int] = {}
     mutants: list[Mutant] = []
@@ -102,9 +117,9 @@ def generate(source: str) -> list[Mutant]:
         line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
         if id(node) in skip or line is None or col is None:
             continue
-        parent = parents.get(id(node))
+        site = Site(parents.get(id(node)), params.get(id(node), frozenset()))
         for operator in OPERATORS:
-            for edit in operator(node, parent):
+            for edit in operator(node, site):
                 copied = copy.deepcopy(tree)
                 _replace(copied, index, edit.replacement)
                 try:

@@ -28,7 +28,15 @@ class Edit:
     replacement: Replacement
 
 
-Operator = Callable[[ast.AST, ast.AST | None], Iterator[Edit]]
+@dataclass(frozen=True)
+class Site:
+    """Where a node sits: its parent, and the parameters of the function around it."""
+
+    parent: ast.AST | None
+    params: frozenset[str] = frozenset()
+
+
+Operator = Callable[[ast.AST, Site], Iterator[Edit]]
 
 # Reductions and friends whose first positional argument is a dimension (as methods), and
 # torch functions whose second is.
@@ -114,7 +122,7 @@ def _with(node: ast.Call, **changes: object) -> ast.Call:
 # --------------------------------------------------------------------------- the operators
 
 
-def dims(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def dims(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """A dimension off by one: dim=-1 -> -2, transpose(1, 2) -> (0, 2), cat(.., 1) -> 0."""
     if not isinstance(node, ast.Call):
         return
@@ -145,7 +153,7 @@ def dims(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
                 yield Edit("dim", _with(node, args=args))
 
 
-def casts(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def casts(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """A cast left out (`.float()`, `.to(x.dtype)`, `.type_as(y)`), or a factory's `dtype=`."""
     if not isinstance(node, ast.Call):
         return
@@ -157,7 +165,7 @@ def casts(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("drop-dtype", _with(node, keywords=keywords))
 
 
-def comparisons(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def comparisons(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """`<` for `<=`, `>` for `>=`, and back."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:
         new = copy.deepcopy(node)
@@ -165,16 +173,16 @@ def comparisons(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("compare", new)
 
 
-def integers(node: ast.AST, parent: ast.AST | None) -> Iterator[Edit]:
+def integers(node: ast.AST, site: Site) -> Iterator[Edit]:
     """An integer constant off by one (a slice bound included)."""
     value = _int_value(node)
-    if value is None or isinstance(parent, ast.UnaryOp):
+    if value is None or isinstance(site.parent, ast.UnaryOp):
         return
     yield Edit("int+1", _int_node(value + 1))
     yield Edit("int-1", _int_node(value - 1))
 
 
-def slices(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def slices(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """A slice bound that is an expression, moved by one: x[:n] -> x[:n + 1], x[:n - 1]."""
     if not isinstance(node, ast.Slice):
         return
@@ -206,7 +214,7 @@ def _eps_of(node: ast.BinOp) -> ast.expr:
     return copy.deepcopy(node.right if _is_eps(node.right) else node.left)
 
 
-def epsilon(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def epsilon(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """eps dropped (`v + eps` -> `v`), or moved out of the root (`sqrt(v + eps)` -> `sqrt(v) + eps`)."""
     rest = _without_eps(node)
     if rest is not None:
@@ -233,7 +241,7 @@ def epsilon(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
     yield Edit("eps-outside", outside if root == "sqrt" else ast.BinOp(ast.Constant(1.0), ast.Div(), outside))
 
 
-def arithmetic(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def arithmetic(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """One operator swapped: + for -, * for /, and back."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in ARITHMETIC:
         new = copy.deepcopy(node)
@@ -250,7 +258,7 @@ def _finfo_min(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "min" and _attr(node.value) == "finfo"
 
 
-def mask_fills(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def mask_fills(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """A mask filled with the wrong value: -inf -> 0 or finfo.min, finfo.min -> -inf."""
     if _negative_infinity(node):
         yield Edit("fill-zero", ast.Constant(0.0))
@@ -259,15 +267,31 @@ def mask_fills(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("fill-inf", ast.parse('float("-inf")', mode="eval").body)
 
 
-def in_place(node: ast.AST, parent: ast.AST | None) -> Iterator[Edit]:
-    """An in-place edit where a copy was meant, and back: x.mul_(y) <-> x.mul(y), x += y <-> x = x + y."""
+def _shared(node: ast.AST, params: frozenset[str]) -> bool:
+    """Whether `node` may be an object the caller also holds: a parameter, an attribute
+    (`self.k`) or an element of one. Editing a fresh local in place changes nothing anyone
+    sees, so such a mutant would be equivalent by construction."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return True  # self.k, cache.k
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in params
+
+
+def in_place(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """An in-place edit where a copy was meant, and back: x.mul_(y) <-> x.mul(y), x += y <-> x = x + y.
+    Only on objects the caller may share (parameters, attributes): see `_shared`."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not _is_torch_function(node):
         name = node.func.attr
         if name.endswith("_") and not name.startswith("_") and name[:-1] in IN_PLACE_TWINS:
             func = copy.deepcopy(node.func)
             func.attr = name[:-1]
             yield Edit("out-of-place", _with(node, func=func))
-        elif name in IN_PLACE_TWINS and not isinstance(parent, ast.Expr):
+        elif (
+            name in IN_PLACE_TWINS
+            and not isinstance(site.parent, ast.Expr)
+            and _shared(node.func.value, site.params)
+        ):
             func = copy.deepcopy(node.func)
             func.attr = name + "_"
             yield Edit("in-place", _with(node, func=func))
@@ -283,13 +307,14 @@ def in_place(node: ast.AST, parent: ast.AST | None) -> Iterator[Edit]:
         and isinstance(node.value, ast.BinOp)
         and isinstance(node.value.left, ast.Name)
         and node.value.left.id == node.targets[0].id
+        and node.targets[0].id in site.params
     ):
         target = ast.Name(node.targets[0].id, ast.Store())
         op, right = copy.deepcopy(node.value.op), copy.deepcopy(node.value.right)
         yield Edit("in-place", ast.AugAssign(target, op, right))
 
 
-def dropped_calls(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def dropped_calls(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """`.clone()`, `.detach()`, `.contiguous()` left out; `with torch.no_grad():` left out."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
         operator = DROPPED_METHODS.get(node.func.attr)
@@ -299,7 +324,7 @@ def dropped_calls(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("drop-no_grad", copy.deepcopy(node.body))
 
 
-def guards(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def guards(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """An early-return or raise guard removed: `if cond: return ...` / `if cond: raise ...`."""
     if (
         isinstance(node, ast.If)
@@ -310,7 +335,7 @@ def guards(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("drop-guard", [ast.Pass()])
 
 
-def swapped_arguments(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def swapped_arguments(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """Arguments of `cat`/`stack` (the list), `matmul`/`@`, `where`, and the sizes of a
     `Linear` or `Embedding`, in the wrong order."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
@@ -344,7 +369,7 @@ NEIGHBOURS = {
 UNARY = {"silu", "gelu", "sigmoid", "relu", "softplus", "exp", "tanh", "sqrt", "rsqrt", "log", "abs", "neg"}
 
 
-def negations(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def negations(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """`==` for `!=`, `in` for `not in`, `is` for `is not`; `and` for `or`; `not` left out; True for False."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in NEGATED:
         new = copy.deepcopy(node)
@@ -360,7 +385,7 @@ def negations(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
         yield Edit("bool", ast.Constant(not node.value))
 
 
-def neighbours(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def neighbours(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """A function for its neighbour (silu for gelu, sum for mean, tril for triu), or left out."""
     if not isinstance(node, ast.Call):
         return
@@ -394,7 +419,7 @@ def _self_calls(node: ast.AST) -> list[str]:
     return names
 
 
-def swapped_modules(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
+def swapped_modules(node: ast.AST, _site: Site) -> Iterator[Edit]:
     """Two of the module's own layers swapped in one expression (silu on up_proj, not gate_proj)."""
     if not isinstance(node, (ast.Return, ast.Assign)) or node.value is None:
         return
@@ -408,9 +433,9 @@ def swapped_modules(node: ast.AST, _parent: ast.AST | None) -> Iterator[Edit]:
             yield Edit("swap-modules", new)
 
 
-def dropped_statements(node: ast.AST, parent: ast.AST | None) -> Iterator[Edit]:
+def dropped_statements(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A statement left out: an assignment that updates state, or a call made for its effect."""
-    if not isinstance(parent, (ast.FunctionDef, ast.For, ast.While, ast.If, ast.With)):
+    if not isinstance(site.parent, (ast.FunctionDef, ast.For, ast.While, ast.If, ast.With)):
         return
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -43,9 +43,9 @@ def changes(source: str) -> dict[str, str]:
         ("s = s.masked_fill(m, float('-inf'))", "fill-finfo-min", "torch.finfo(torch.float32).min"),
         ("s = s.masked_fill(m, torch.finfo(s.dtype).min)", "fill-inf", "float('-inf')"),
         ("x.mul_(2)", "out-of-place", "x.mul(2)"),
-        ("y = x.mul(2)", "in-place", "x.mul_(2)"),
+        ("def f(x):\n    return x.mul(2)", "in-place", "x.mul_(2)"),
         ("x += y", "out-of-place", "x = x + y"),
-        ("h = h + y", "in-place", "h += y"),
+        ("def f(h, y):\n    h = h + y\n    return h", "in-place", "h += y"),
         ("y = x.clone()", "drop-clone", "x.clone() → x"),
         ("y = x.detach()", "drop-detach", "x.detach() → x"),
         ("with torch.no_grad():\n    w.copy_(v)", "drop-no_grad", "removed around"),
@@ -69,6 +69,25 @@ def test_each_operator_makes_its_edit(source: str, operator: str, change: str) -
     made = changes(source)
     assert operator in made, made
     assert change in made[operator], made[operator]
+
+
+def test_in_place_only_where_the_caller_may_see_it() -> None:
+    """A fresh local edited in place is no different: no mutant for it (it would be equivalent)."""
+    made = changes(
+        """
+        def f(x, cache):
+            scores = x @ x.T
+            scores = scores.masked_fill(scores > 0, 0.0)
+            mask = torch.ones(3, 3).tril()
+            z = scores
+            z = z + 1
+            cache.k = cache.k.mul(2)
+            return x.masked_fill(mask, 0.0) + z
+        """
+    )
+    assert made["in-place"].count("masked_fill_") == 1 and "x.masked_fill_(mask" in made["in-place"]
+    assert "cache.k.mul_(2)" in made["in-place"]
+    assert "tril_" not in made["in-place"] and "z += 1" not in made["in-place"]
 
 
 def test_layers_swapped_within_one_expression() -> None:
