@@ -15,6 +15,16 @@ of 4; everything in float64), on these cases and on random draws of (2, 4, 16..4
   tolerance (rtol 1.6e-2, atol 1e-5): correct formulations use at most 48% of it (a 1-ulp flip),
   the recurrence run in bf16 fails 13-18% of elements, by up to 79 times the tolerance.
 - final_state from bf16 inputs is fp32: within 6% of the default fp32 tolerance.
+- tiny_and_zero_vectors (rows of q and k scaled to length 1e-2, 1e-3, 3e-4 and 0, default fp32
+  tolerance): the accepted formulations use at most 1.9% of it (2.4e-7 absolute on the state).
+  The eps moved out of the root is off by 3.8e4 times the tolerance; the eps left out or
+  subtracted turns the zero rows into NaN.
+- any_input_dtype: with every input in fp64, o (fp64, computed in fp32) is checked with fp32-sized
+  tolerances (rtol 1.3e-6, atol 1e-5), since the float64 formulation rounds only once: at most
+  1.4% of it, and of the default fp32 tolerance on final_state. A dropped .float() on v, g, beta
+  or the initial state carries the state into fp64 (a dtype mismatch). With every input in bf16,
+  the fp32 formulations agree on o bit for bit and within 1.1% on final_state; exp(g) taken in
+  bf16 is 89 times the tolerance off on final_state.
 """
 
 import torch
@@ -23,6 +33,8 @@ from judge.casekit import case
 from judge.checkers import allclose, exact
 
 GRADS = allclose(rtol=1e-5, atol=1e-5)
+# o from fp64 inputs: computed in fp32 and returned in fp64, so fp32-sized tolerances.
+F64_O = allclose(rtol=1.3e-6, atol=1e-5)
 
 
 def _inputs(rng, b, h, t, dk, dv, *, dtype=torch.float32, g=(-1.0, -0.01), beta=(0.05, 0.95), state=False):
@@ -54,7 +66,7 @@ def initial_state_dk_ne_dv(impl, rng):
     return _run(impl, *_inputs(rng, 1, 2, 5, 4, 6, state=True))
 
 
-@case(points=15, public=True)
+@case(points=12, public=True)
 def two_halves(impl, rng):
     """把 12 步的序列分成 7 + 5 两次调用，把第一次的 final_state 传给第二次：结果须与一次算完相同 /
     a 12-step sequence in two calls of 7 and 5, the first call's final_state passed to the second:
@@ -79,7 +91,7 @@ def two_halves(impl, rng):
     }
 
 
-@case(points=12)
+@case(points=10)
 def bf16(impl, rng):
     """bf16 的 q、k、v、beta（g 和初始状态是 fp32）：在 fp32 中计算，o 为 bf16，final_state 为 fp32 /
     bf16 q, k, v and beta (g and the initial state in fp32): computed in fp32, o in bf16, final_state in fp32"""
@@ -98,7 +110,7 @@ def single_step_batch1(impl, rng):
     }
 
 
-@case(points=10)
+@case(points=8)
 def decay_and_beta_extremes(impl, rng):
     """极端参数：g = -30（几乎全部遗忘）、g = 0 且 beta 接近 1（同一个键的值被替换）、beta 接近 0（几乎不写入）/
     extremes: g = -30 (almost everything forgotten), g = 0 with beta near 1 (a key's value is replaced),
@@ -117,7 +129,7 @@ def decay_and_beta_extremes(impl, rng):
     }
 
 
-@case(points=13, checkers={"grads": GRADS})
+@case(points=11, checkers={"grads": GRADS})
 def backward(impl, rng):
     """反向传播：对 q、k、v、g、beta 和 initial_state 的梯度 /
     gradients with respect to q, k, v, g, beta and initial_state"""
@@ -146,7 +158,7 @@ def inputs_untouched(impl, rng):
     }
 
 
-@case(points=10)
+@case(points=8)
 def odd_shapes(impl, rng):
     """奇数尺寸：batch 3、1 个头、d_k = 5、d_v = 3；以及 5 个头、d_k = 3、d_v = 7 /
     odd sizes: batch 3, one head, d_k = 5, d_v = 3; and five heads, d_k = 3, d_v = 7"""
@@ -156,8 +168,43 @@ def odd_shapes(impl, rng):
     }
 
 
-@case(points=5)
+@case(points=4)
 def long_sequence(impl, rng):
     """48 步、衰减很弱（g 在 -0.1 到 0 之间）：状态一直在累积 /
     48 steps with weak decay (g between -0.1 and 0): the state keeps accumulating"""
     return _run(impl, *_inputs(rng, 1, 2, 48, 16, 16, g=(-0.1, 0.0)))
+
+
+@case(points=6)
+def tiny_and_zero_vectors(impl, rng):
+    """q、k 中有长度很小（1e-2、1e-3、3e-4）和为零的向量（如填充的 token）：ε = 1e-6 在平方和里面，
+    零向量归一化后仍是零，不写入也读不出任何东西 /
+    q and k rows of tiny length (1e-2, 1e-3, 3e-4) and of length zero (a padded token): the
+    ε = 1e-6 sits inside the sum of squares, and a zero vector stays zero, writing and reading nothing"""
+    q, k, v, g, beta, s = _inputs(rng, 2, 2, 8, 4, 5, state=True)
+    # Per step, the length each row is scaled to (1 leaves the draw alone); q and k differ in
+    # where the small and the zero rows fall.
+    q_scale = torch.tensor([1.0, 1e-2, 1e-3, 1.0, 0.0, 3e-4, 1.0, 1e-3])
+    k_scale = torch.tensor([1e-3, 1.0, 0.0, 3e-4, 1.0, 1e-2, 1e-3, 1.0])
+
+    def scaled(x, lengths):
+        unit = x / x.norm(dim=-1, keepdim=True)
+        return torch.where(lengths[:, None] == 1.0, x, unit * lengths[:, None])
+
+    return {
+        "no_state": _run(impl, scaled(q, q_scale), scaled(k, k_scale), v, g, beta),
+        "with_state": _run(impl, scaled(q, q_scale), scaled(k, k_scale), v, g, beta, s),
+    }
+
+
+@case(points=6, checkers={"float64.o": F64_O})
+def any_input_dtype(impl, rng):
+    """每个输入都可以是任意浮点 dtype，一律先转成 fp32 计算：全部 fp64 时 o 为 fp64、final_state 仍为 fp32；
+    全部 bf16（包括 g 和初始状态）时 exp(g) 也须在 fp32 中算 /
+    any input may come in any float dtype and is converted to fp32 first: with everything in fp64,
+    o is fp64 and final_state is still fp32; with everything in bf16 (g and the initial state
+    included), exp(g) too is computed in fp32"""
+    q, k, v, g, beta, s = _inputs(rng, 2, 2, 10, 6, 4, state=True)
+    f64 = [x.double() for x in (q, k, v, g, beta, s)]
+    b16 = [x.bfloat16() for x in (q, k, v, g, beta, s)]
+    return {"float64": _run(impl, *f64), "bfloat16": _run(impl, *b16)}

@@ -1,10 +1,12 @@
-"""Problem 212 through the real judge: bf16 maths and in-place state edits are caught where they should be."""
+"""Problem 212 through the real judge: bf16 maths, in-place state edits, a misplaced eps and a
+missing fp32 cast are caught where they should be."""
 
 from __future__ import annotations
 
 import pytest
 
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
@@ -19,12 +21,36 @@ def _wrong(stem: str):  # type: ignore[no-untyped-def]
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem)
 
 
-def test_bf16_recurrence_is_caught_only_by_the_bf16_case(store: ExpectedStore) -> None:
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
+
+
+def test_bf16_recurrence_is_caught_only_by_the_dtype_cases(store: ExpectedStore) -> None:
     wrong = _wrong("math_in_bf16")
     report = judge_problem(PROBLEM, wrong.source(), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
-    assert [c.name for c in failing] == ["bf16"]
-    assert "final_state" in failing[0].message and failing[0].hint == wrong.hint()
+    assert [c.name for c in failing] == ["bf16", "any_input_dtype"]
+    assert all("final_state" in c.message and c.hint == wrong.hint() for c in failing)
+
+
+@pytest.mark.parametrize("mutant_id", ["7:15:eps-outside", "7:27:eps-drop", "7:27:arith"])
+def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
+    store: ExpectedStore, mutant_id: str
+) -> None:
+    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    failing = [c.name for c in report.cases if c.verdict != Verdict.AC]
+    assert failing == ["tiny_and_zero_vectors"]
+
+
+@pytest.mark.parametrize(
+    "mutant_id", ["17:17:drop-cast", "17:28:drop-cast", "17:39:drop-cast", "19:78:drop-cast"]
+)
+def test_an_input_left_in_its_own_dtype_is_caught(store: ExpectedStore, mutant_id: str) -> None:
+    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["any_input_dtype"]
+    # fp64 inputs would carry the state into fp64; final_state must stay fp32.
+    assert "final_state" in failing[0].message and "dtype" in failing[0].message
 
 
 def test_in_place_initial_state_is_caught_and_explained(store: ExpectedStore) -> None:
