@@ -1,16 +1,23 @@
-"""Problem 205 through the real judge: the forbidden rotary helper is named, in-place edits are caught."""
+"""Problem 205 through the real judge: the forbidden rotary helper is named, in-place edits are caught;
+the mutants of the odd-head_dim guard, the default-dtype factory and the bf16 upcast each fail
+the one case that checks their promise."""
 
 from __future__ import annotations
 
 import pytest
 
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import failing_cases, judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "205-rope")
+
+
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_case_counts() -> None:
@@ -18,6 +25,36 @@ def test_case_counts() -> None:
     assert sum(c.public for c in cases) == 3
     assert sum(not c.public for c in cases) >= 6
     assert {"edge_shapes", "inputs_unchanged", "backward", "apply_bf16"} <= {c.name for c in cases}
+    assert {"frequencies_default_dtype", "odd_head_dim_rejected", "backward_bf16"} <= {c.name for c in cases}
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "case_name"),
+    [
+        ("9:4:drop-guard", "odd_head_dim_rejected"),  # no ValueError for an odd head_dim
+        ("9:18:int-1", "odd_head_dim_rejected"),  # head_dim % 1 is never true
+        ("12:16:drop-dtype", "frequencies_default_dtype"),  # inv_freq follows the default dtype
+        ("33:9:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded twice
+    ],
+)
+def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
+    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+
+
+def test_declared_equivalents_pass_every_case() -> None:
+    # fp32 tables make .float() on their rows the rows themselves; an int64 arange promotes
+    # to fp32 against the fp32 inv_freq with the same rounding.
+    for mutant_id in ("14:25:drop-dtype", "30:8:drop-cast", "31:8:drop-cast"):
+        assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
+
+
+@pytest.mark.slow
+def test_bf16_gradient_by_promotion_gets_its_hint(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "bf16_grad_two_roundings")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["backward_bf16"]
+    assert failing[0].hint == wrong.hint()
 
 
 @pytest.mark.slow

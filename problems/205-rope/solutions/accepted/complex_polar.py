@@ -4,6 +4,8 @@ import torch
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
+    if head_dim % 2 != 0:
+        raise ValueError(f"head_dim must be even, got {head_dim}")
     half = head_dim // 2
     # theta^(-2i/d) written as one power with a negative exponent.
     inv_freq = torch.pow(

@@ -4,6 +4,8 @@ import torch
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
+    if head_dim % 2 == 1:
+        raise ValueError("an odd head_dim cannot be split into pairs")
     inv_freq = theta ** (-(torch.arange(0, head_dim, 2).float() / head_dim))
     angles = torch.einsum("p,f->pf", torch.arange(max_pos).float(), inv_freq)
     angles = torch.cat((angles, angles), dim=1)

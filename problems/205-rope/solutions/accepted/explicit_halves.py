@@ -6,7 +6,10 @@ import torch
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
-    i = torch.arange(head_dim // 2, dtype=torch.float32)
+    half, odd = divmod(head_dim, 2)
+    if odd:
+        raise ValueError("head_dim must be even")
+    i = torch.arange(half, dtype=torch.float32)
     inv_freq = torch.exp(-math.log(theta) * (2.0 * i / head_dim))
     pos = torch.arange(max_pos, dtype=torch.float32)
     angles = pos.unsqueeze(1) * inv_freq.unsqueeze(0)

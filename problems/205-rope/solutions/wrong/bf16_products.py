@@ -5,6 +5,8 @@ import torch
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
     inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
     angles = torch.outer(torch.arange(max_pos, dtype=torch.float32), inv_freq)
     emb = torch.cat([angles, angles], dim=-1)
