@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import failing_cases, judge_problem
 
 pytestmark = pytest.mark.slow
 
@@ -19,9 +20,13 @@ def _wrong(stem: str) -> str:
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem).source()
 
 
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
+
+
 def test_functional_embedding_is_forbidden(store: ExpectedStore) -> None:
     src = PROBLEM.reference.source().replace(
-        "return self.weight[ids]", "return torch.nn.functional.embedding(ids, self.weight)"
+        "rows = self.weight[flat_ids]", "rows = torch.nn.functional.embedding(flat_ids, self.weight)"
     )
     assert "functional.embedding" in src
     report = judge_problem(PROBLEM, src, store)
@@ -33,7 +38,7 @@ def test_functional_embedding_is_forbidden(store: ExpectedStore) -> None:
 
 def test_nn_embedding_module_is_forbidden(store: ExpectedStore) -> None:
     src = PROBLEM.reference.source().replace(
-        "self.weight = nn.Parameter(torch.empty(vocab_size, dim))",
+        "self.weight = nn.Parameter(table)",
         "self.table = nn.Embedding(vocab_size, dim)\n        self.weight = self.table.weight",
     )
     assert "nn.Embedding" in src
@@ -62,3 +67,27 @@ def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message
+
+
+def test_uninitialised_table_fails_init_whatever_the_memory_held() -> None:
+    # torch.empty can hand back a freed buffer that already looks like N(0, 0.02²), so the
+    # statistics alone may accept a table nobody drew; the global generator has not moved.
+    src = PROBLEM.reference.source().replace("nn.init.normal_(table, mean=0.0, std=0.02)", "pass")
+    assert "normal_" not in src
+    failing = failing_cases(PROBLEM, src)
+    assert list(failing) == ["init"]
+    assert any("drew_from_global_generator" in m for m in failing["init"])
+
+
+@pytest.mark.parametrize("mutant_id", ["21:11:compare", "21:25:int-1"])
+def test_min_of_empty_ids_is_caught_only_by_empty_inputs(store: ExpectedStore, mutant_id: str) -> None:
+    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["empty_inputs"]
+    assert "min()" in failing[0].message
+
+
+def test_upper_bound_mutants_are_equivalent_because_indexing_checks_it() -> None:
+    # The declared equivalents: weight[flat_ids] raises IndexError for any id >= vocab_size.
+    for mutant_id in ("23:26:neighbour", "24:29:compare"):
+        assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
