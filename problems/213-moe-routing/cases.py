@@ -24,6 +24,10 @@ float64, rounded at the end):
   values up to 7.6 (it needs atol 1.0e-6 at rtol 1e-5); float64 is within 1.4e-6.
   allclose(rtol=1e-5, atol=1e-5) uses at most 26% of atol; mistakes are off by 0.1 or more
   (or, with the weights left out, give the router no gradient at all).
+- route_default_renormalises calls route(logits, k) without the flag: the same figures as the
+  other route cases (at most 3.6e-7 from the reference, ids identical); a default of False moves
+  the weights by 0.2 or more.
+- inputs_untouched observes the inputs themselves after the calls, compared exactly.
 - Speed: 64 experts at top-4 run in 2-3 ms whether dispatched or dense, so no case can tell
   them apart by time on CPU; the statement asks for dispatch and the cases check results.
 """
@@ -91,7 +95,7 @@ def _route(impl, logits, top_k, norm_topk_prob=True):
 # ---------------------------------------------------------------- route
 
 
-@case(points=8, public=True)
+@case(points=6, public=True)
 def statement_example(impl, rng):
     """题面中的例子：两个 token、四个专家、top-2 /
     the statement's example: two tokens, four experts, top-2"""
@@ -102,7 +106,7 @@ def statement_example(impl, rng):
     }
 
 
-@case(points=8, public=True)
+@case(points=6, public=True)
 def route_fp32(impl, rng):
     """fp32 logits：权重按从大到小排列，归一化后每行和为 1 /
     fp32 logits: weights sorted from the largest down, summing to 1 when renormalised"""
@@ -121,6 +125,18 @@ def route_flags(impl, rng):
         "top1_raw": _route(impl, logits, 1, norm_topk_prob=False),
         "all6": _route(impl, logits, 6),
         "all6_raw": _route(impl, logits, 6, norm_topk_prob=False),
+    }
+
+
+@case(points=4)
+def route_default_renormalises(impl, rng):
+    """不传 norm_topk_prob 时默认为 True：route(logits, k) 与 route(logits, k, norm_topk_prob=True) 相同 /
+    without norm_topk_prob the default is True: route(logits, k) equals route(logits, k, norm_topk_prob=True)"""
+    logits = _logits(rng, 6, 7)
+    top2, top3 = impl.route(logits, 2), impl.route(logits, 3)
+    return {
+        "top2": {"weights": top2[0], "experts": top2[1]},
+        "top3": {"weights": top3[0], "experts": top3[1]},
     }
 
 
@@ -220,14 +236,14 @@ def moe_backward(impl, rng):
 @case(points=4, checker=exact())
 def inputs_untouched(impl, rng):
     """route 和 moe_forward 都不能原地修改输入 / neither route nor moe_forward may modify its inputs"""
+    # The inputs themselves are observed after the calls: the judge compares them with the
+    # reference's outside the learner's process.
     logits = _logits(rng, 5, 6)
-    logits_before = logits.clone()
     impl.route(logits, 2)
     inputs = _moe_inputs(rng, tokens=6, dim=8, n_experts=4, inter=6, top_k=2)
-    before = [t.clone() for t in inputs]
     impl.moe_forward(*inputs, 2)
     names = ("x", "router_weight", "gate_up_proj", "down_proj")
     return {
-        "router_logits_untouched": torch.equal(logits, logits_before),
-        **{f"{n}_untouched": torch.equal(t, b) for n, t, b in zip(names, inputs, before, strict=True)},
+        "router_logits_after_call": logits,
+        **{f"{n}_after_call": t for n, t in zip(names, inputs, strict=True)},
     }

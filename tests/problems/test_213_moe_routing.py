@@ -1,4 +1,5 @@
-"""Problem 213 beyond validate: where the shape-dependent mistakes show up, and untied test inputs."""
+"""Problem 213 beyond validate: where the shape-dependent mistakes show up, untied test inputs,
+the default of norm_topk_prob and the in-place check."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ import torch
 
 from judge.casekit import Rng
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "213-moe-routing")
-ROUTE_CASES = {"statement_example", "route_fp32", "route_flags", "route_bf16_logits"}
+ROUTE_CASES = {
+    "statement_example",
+    "route_fp32",
+    "route_flags",
+    "route_default_renormalises",
+    "route_bf16_logits",
+}
 
 
 def _wrong(stem: str):  # type: ignore[no-untyped-def]
@@ -51,3 +59,22 @@ def test_expert_order_mistake_fails_only_route_cases(store: ExpectedStore) -> No
     # The statement's example already lists its two experts in index order.
     assert failing == ROUTE_CASES - {"statement_example"}
     assert all(c.hint == wrong.hint() for c in report.cases if c.verdict != Verdict.AC)
+
+
+@pytest.mark.slow
+def test_a_default_of_false_is_caught_by_the_default_case(store: ExpectedStore) -> None:
+    # Every other case passes norm_topk_prob explicitly, so only this one sees the default.
+    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "7:74:bool")
+    assert mutant.change == "True → False" and "def route" in PROBLEM.reference.source().splitlines()[6]
+    report = judge_problem(PROBLEM, mutant.source, store)
+    failing = [c.name for c in report.cases if c.verdict != Verdict.AC]
+    assert failing == ["route_default_renormalises"]
+
+
+@pytest.mark.slow
+def test_accumulating_into_x_shows_the_changed_x(store: ExpectedStore) -> None:
+    wrong = _wrong("index_add_into_x")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    untouched = next(c for c in report.cases if c.name == "inputs_untouched")
+    assert untouched.verdict == Verdict.WA and "x_after_call" in untouched.message
+    assert "router_weight_after_call" not in untouched.message
