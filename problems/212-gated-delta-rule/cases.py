@@ -148,14 +148,11 @@ def backward(impl, rng):
 def inputs_untouched(impl, rng):
     """调用之后 q、k、v、g、beta 和 initial_state 都不能被原地修改 /
     after the call, q, k, v, g, beta and initial_state must be unchanged"""
+    # The inputs themselves are observed (no flag computed in the learner's process).
     inputs = _inputs(rng, 2, 2, 5, 4, 4, state=True)
-    originals = [x.clone() for x in inputs]
     impl.gated_delta_rule(*inputs)
     names = ("q", "k", "v", "g", "beta", "initial_state")
-    return {
-        **{f"{n}_after_call": x for n, x in zip(names, inputs, strict=True)},
-        "inputs_unchanged": all(torch.equal(a, b) for a, b in zip(originals, inputs, strict=True)),
-    }
+    return {f"{n}_after_call": x for n, x in zip(names, inputs, strict=True)}
 
 
 @case(points=8)
