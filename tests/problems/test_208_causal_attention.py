@@ -7,10 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem, package_module
+from tests.factories import failing_cases, judge_problem, package_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "208-causal-attention")
 
@@ -76,3 +77,14 @@ def test_bf16_weights_fail_only_the_bf16_cases_by_ulps(store: ExpectedStore) -> 
     assert failing == {"bf16_inputs", "bf16_padded_long"}
     case = next(c for c in report.cases if c.name == "bf16_inputs")
     assert "too many differ" in case.message and "fp32" in case.hint
+
+
+def test_denominator_as_constant_in_saturated_rows_fails_only_the_sink_case() -> None:
+    """Mutant 33:44:int+1 divides only where the sum exceeds 1: forward bit-identical, but where
+    the fp32 sum rounds to exactly 1 (an attention sink) its gradients lose the softmax's
+    centring term. Only the relative check of the unattended keys' gradients sees it."""
+    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "33:44:int+1")
+    assert "total > 1" in mutant.source
+    failing = failing_cases(PROBLEM, mutant.source)
+    assert set(failing) == {"attention_sink_backward"}
+    assert all("unattended_key_grads" in m for m in failing["attention_sink_backward"])
