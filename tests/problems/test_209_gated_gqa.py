@@ -87,3 +87,21 @@ def test_sdpa_is_forbidden(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, src, store)
     case = next(c for c in report.cases if c.name == "gqa_fp32")
     assert case.verdict == Verdict.WA and "scaled_dot_product_attention" in case.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("xf = x.float()\n        y = xf", "xf = x\n        y = xf"),  # statistics in the input's dtype
+        ("(1.0 + self.weight.float())", "(1.0 + self.weight)"),  # 1 + w rounded to the module's dtype
+    ],
+    ids=["bf16_statistics", "weight_not_cast"],
+)
+def test_norm_precision_is_caught_by_the_direct_norm_case(store: ExpectedStore, old: str, new: str) -> None:
+    # The layer's bf16 tolerance admits transformers' order, and with it these norms; calling
+    # q_norm and k_norm on their own shows them.
+    src = PROBLEM.reference.source().replace(old, new)
+    assert src != PROBLEM.reference.source()
+    report = judge_problem(PROBLEM, src, store)
+    assert {c.name for c in report.cases if c.verdict != Verdict.AC} == {"qk_norm_direct"}

@@ -1,4 +1,7 @@
-"""Every step in float64 from the (possibly bf16) weights and input; one rounding at the very end."""
+"""Every step in float64 from the (possibly bf16) weights and input; one rounding at the very end.
+
+The norms, called on their own, also compute in float64 and round once to their input's dtype.
+"""
 
 import math
 
@@ -12,8 +15,12 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.zeros(dim))
         self.eps = eps
 
-    def forward(self, x):  # x is already float64 here
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * (1 + self.weight.double())
+    def forward(self, x):
+        # float64 inside, the input's dtype out: inside the layer x is float64 already, so the
+        # one rounding of the layer stays at the very end.
+        xd = x.double()
+        y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + self.eps) * (1 + self.weight.double())
+        return y.to(x.dtype)
 
 
 class GatedAttention(nn.Module):
