@@ -24,8 +24,22 @@ at the end were measured, as the farthest a correct answer can reasonably drift.
   silu) still fails 64-71% of the elements there; the other wrong activations 84-95%.
 - gradients (rtol 1e-5, atol 1e-5): stacked gate/up weights, z * sigmoid(z) and matmul differ
   by at most 9.5e-7 on values up to 20; fp64-then-round by 3.8e-6 (14% of the tolerance).
-- edge_shapes (one token, batch 1, widths 7 -> 19 and 12 -> 5), default fp32 tolerance:
-  correct formulations differ by at most 6e-8 on |y| up to 2.8, under 1% of the tolerance.
+- edge_shapes (one token, batch 1, widths 7 -> 19, 12 -> 5, 1 -> 5 and 6 -> 1), default fp32
+  tolerance: correct formulations differ by at most 2.4e-7 on |y| up to 3.3, and by 9.5e-7 on
+  the 6 -> 1 block whose |y| reaches 6 (fp64-then-round 4.8e-7), under 10% of the tolerance.
+  The widths of 1 are there for the size check: one that refuses 1 (`<= 1`) fails them.
+- input_dtype_converted: a bf16 module given fp32 x (BF16) and an fp32 module given bf16 x
+  (default fp32 tolerance). Over 20 seeds and four sizes with fp32 x in a bf16 module, the
+  formulations that round x to bf16 first are bit-identical or need atol 0.010 at rtol 0.02
+  (z * sigmoid(z)); computing in fp32 without rounding x first needs 0.0095, fp64 0.0083: 3x
+  inside atol 0.03, while GELU fails 61-78% of the elements. The fp32 module differs by at
+  most 9.5e-7 (fp64). Forgetting to convert x raises in the first matmul; returning x's dtype
+  fails the dtype check on both observations.
+- bad_sizes_rejected and wrong_hidden_rejected observe what the call did as a string
+  ("ValueError", "RuntimeError, not ValueError", "returned normally"), compared exactly: widths
+  0 and below must raise ValueError at construction (nn.Linear itself takes 0 without a word
+  and raises RuntimeError only for negative widths), and a last axis other than hidden_size
+  must raise ValueError in forward (F.linear would raise RuntimeError).
 - backward_bf16 (BF16 for y, BF16_GRADS = rtol 2e-2, atol 8e-2 for the gradients): over 40
   seeds and four sizes with four tokens, the correct formulations (fp32 or fp64 inside and
   rounded once, matmul with z * sigmoid(z), stacked gate/up) needed at most atol 0.040 at
@@ -67,7 +81,7 @@ def _layout(m: torch.nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]
     return {name: (tuple(p.shape), p.dtype) for name, p in param_table(m).items()}
 
 
-@case(points=10, public=True, checker=exact())
+@case(points=8, public=True, checker=exact())
 def parameters(impl, rng):
     """参数名和形状：只有三个权重，没有偏置 / parameter names and shapes: three weights, no biases"""
     a = impl.SwiGLU(8, 24)
@@ -79,7 +93,7 @@ def parameters(impl, rng):
     return {"hidden8_inter24": _layout(a), "hidden16_inter40": _layout(b), "initialised": initialised}
 
 
-@case(points=10, public=True)
+@case(points=8, public=True)
 def worked_example(impl, rng):
     """题面中的小例子：gate 为单位矩阵，up 为 2 倍单位矩阵 / the statement's example: gate = I, up = 2I, down = I"""
     m = impl.SwiGLU(2, 2)
@@ -89,7 +103,7 @@ def worked_example(impl, rng):
     return {"y": m(x)}
 
 
-@case(points=15, public=True)
+@case(points=12, public=True)
 def forward_fp32(impl, rng):
     """fp32 前向，输入形状 (batch, seq, hidden) / fp32 forward on a (batch, seq, hidden) input"""
     m = _build(impl, rng, 64, 176)
@@ -103,7 +117,7 @@ def forward_bf16(impl, rng):
     return {"y": m(rng.normal(4, 16, 128, dtype=torch.bfloat16))}
 
 
-@case(points=10)
+@case(points=8)
 def shapes(impl, rng):
     """任意前导维度：1 维、2 维、4 维输入 / any leading shape: 1-D, 2-D and 4-D inputs"""
     m = _build(impl, rng, 48, 128)
@@ -114,14 +128,14 @@ def shapes(impl, rng):
     }
 
 
-@case(points=10, checker=LARGE)
+@case(points=8, checker=LARGE)
 def large_gates(impl, rng):
     """很大的输入：gate 的绝对值超过 89，exp 会溢出 / large inputs: gates beyond ±89, where exp overflows fp32"""
     m = _build(impl, rng, 32, 96)
     return {"y": m(rng.normal(3, 8, 32, std=40.0))}
 
 
-@case(points=15, checkers={"grads": GRADS})
+@case(points=13, checkers={"grads": GRADS})
 def backward(impl, rng):
     """反向传播：对输入和三个权重的梯度 / gradients with respect to the input and all three weights"""
     m = _build(impl, rng, 32, 88)
@@ -135,14 +149,19 @@ def backward(impl, rng):
 
 @case(points=10)
 def edge_shapes(impl, rng):
-    """边界形状：batch 1 的单个 token（解码的一步）、奇数宽度、中间层比 hidden 还窄 /
-    edge shapes: one token with batch 1 (a decode step), odd widths, an intermediate narrower than hidden"""
+    """边界形状：batch 1 的单个 token（解码的一步）、奇数宽度、中间层比 hidden 还窄、宽度为 1 /
+    edge shapes: one token with batch 1 (a decode step), odd widths, an intermediate narrower than hidden, widths of 1"""
     odd = _build(impl, rng, 7, 19)
     narrow = _build(impl, rng, 12, 5)
+    # 1 is the smallest width the statement allows: a check that refuses it is off by one.
+    hidden1 = _build(impl, rng, 1, 5)
+    inter1 = _build(impl, rng, 6, 1)
     return {
         "one_token": odd(rng.normal(1, 1, 7)),
         "batch1_odd": odd(rng.normal(1, 3, 7)),
         "narrow": narrow(rng.normal(1, 5, 12)),
+        "hidden_1": hidden1(rng.normal(4, 1)),
+        "intermediate_1": inter1(rng.normal(4, 6)),
     }
 
 
@@ -158,3 +177,46 @@ def backward_bf16(impl, rng):
     params = dict(m.named_parameters())
     grads = {"x": x.grad, **{name: params[name].grad for name in WEIGHTS}}
     return {"y": y, "grads": grads}
+
+
+def _outcome(build) -> str:
+    # What a call that must refuse its input did: the exception's class, or that it returned.
+    try:
+        build()
+    except ValueError:
+        return "ValueError"
+    except Exception as e:  # another error is a wrong answer, not a crash of the case
+        return f"{type(e).__name__}, not ValueError"
+    return "returned normally"
+
+
+@case(points=4)
+def bad_sizes_rejected(impl, rng):
+    """hidden_size 或 intermediate_size 不是正数时，构造时就抛出 ValueError（nn.Linear 会悄悄接受 0）/
+    a hidden_size or intermediate_size that is not positive raises ValueError at construction (nn.Linear silently accepts 0)"""
+    sizes = ((0, 8), (8, 0), (0, 0), (-2, 8), (8, -3))
+    return {f"{h}x{i}": _outcome(lambda h=h, i=i: impl.SwiGLU(h, i)) for h, i in sizes}
+
+
+@case(points=3)
+def wrong_hidden_rejected(impl, rng):
+    """x 的最后一维不是 hidden_size 时，forward 抛出 ValueError / forward raises ValueError when x's last axis is not hidden_size"""
+    m = _build(impl, rng, 8, 24)
+    inputs = {
+        "last_axis_6": rng.normal(2, 6),
+        "last_axis_24": rng.normal(3, 24),
+        "transposed": rng.normal(8, 3),
+    }
+    return {name: _outcome(lambda x=x: m(x)) for name, x in inputs.items()}
+
+
+@case(points=6, checker=BF16, checkers={"fp32_module_bf16_x": allclose()})
+def input_dtype_converted(impl, rng):
+    """输入的 dtype 与模块不同时先转成模块的 dtype：bf16 模块收到 fp32 输入时输出 bf16，fp32 模块收到 bf16 输入时输出 fp32 /
+    an input of another dtype is converted to the module's: a bf16 module given fp32 x returns bf16, an fp32 module given bf16 x returns fp32"""
+    m16 = _build(impl, rng, 64, 176, torch.bfloat16)
+    m32 = _build(impl, rng, 64, 176)
+    return {
+        "bf16_module_fp32_x": m16(rng.normal(2, 5, 64)),
+        "fp32_module_bf16_x": m32(rng.normal(2, 5, 64, dtype=torch.bfloat16)),
+    }

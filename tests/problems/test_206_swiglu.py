@@ -1,36 +1,86 @@
-"""Problem 206 through the real judge: case counts and the bf16 gradient case."""
+"""Problem 206 through the real judge: case counts, the bf16 gradient case, and the checks of
+the written-out reference (positive widths, the last axis, the input's dtype), each seen by its
+own case."""
 
 from __future__ import annotations
 
 import pytest
 
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import failing_cases, judge_problem
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
+
+
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_case_counts() -> None:
     cases = PROBLEM.cases
     assert [c.name for c in cases if c.public] == ["parameters", "worked_example", "forward_fp32"]
     assert sum(not c.public for c in cases) >= 6
+    assert {"bad_sizes_rejected", "wrong_hidden_rejected", "input_dtype_converted"} <= {c.name for c in cases}
 
 
 @pytest.mark.slow
 def test_fp32_output_from_a_bf16_module_is_a_dtype_error(store: ExpectedStore) -> None:
     # Computing in fp32 is fine; forgetting to round back to the module's dtype is not.
     src = PROBLEM.reference.source().replace(
-        "return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))",
-        "xf = x.float()\n"
+        "        gate = self.gate_proj(x)  # (..., intermediate_size)\n",
+        "        xf = x.float()\n"
         "        g = F.linear(xf, self.gate_proj.weight.float())\n"
         "        u = F.linear(xf, self.up_proj.weight.float())\n"
-        "        return F.linear(F.silu(g) * u, self.down_proj.weight.float())",
+        "        return F.linear(F.silu(g) * u, self.down_proj.weight.float())\n"
+        "        gate = self.gate_proj(x)  # (..., intermediate_size)\n",
     )
     assert "xf = x.float()" in src
     report = judge_problem(PROBLEM, src, store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
-    assert set(failing) == {"forward_bf16", "backward_bf16"}
+    assert set(failing) == {"forward_bf16", "backward_bf16", "input_dtype_converted"}
     assert "dtype" in failing["backward_bf16"].message
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "case_name"),
+    [
+        ("13:8:drop-guard", "bad_sizes_rejected"),  # no size check: width 0 builds an empty layer
+        ("13:11:boolop", "bad_sizes_rejected"),  # `and`: refused only when both widths are bad
+        ("13:11:compare", "bad_sizes_rejected"),  # hidden_size < 0 lets 0 through
+        ("13:26:int-1", "bad_sizes_rejected"),  # hidden_size <= -1 lets 0 through
+        ("13:31:compare", "bad_sizes_rejected"),  # intermediate_size < 0 lets 0 through
+        ("13:52:int-1", "bad_sizes_rejected"),  # intermediate_size <= -1 lets 0 through
+        ("24:8:drop-guard", "wrong_hidden_rejected"),  # F.linear's RuntimeError instead of ValueError
+    ],
+)
+def test_each_check_is_seen_by_its_own_case(mutant_id: str, case_name: str) -> None:
+    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mutant_id", "case_name"),
+    [
+        ("13:26:int+1", "edge_shapes"),  # hidden_size <= 1 refuses the width-1 block
+        ("13:52:int+1", "edge_shapes"),  # intermediate_size <= 1 likewise
+        ("28:12:drop-cast", "input_dtype_converted"),  # fp32 x meets bf16 weights in F.linear
+    ],
+)
+def test_checks_that_raise_on_valid_input_fail_one_case(
+    store: ExpectedStore, mutant_id: str, case_name: str
+) -> None:
+    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    assert [c.name for c in report.cases if c.verdict != Verdict.AC] == [case_name]
+
+
+@pytest.mark.slow
+def test_output_in_the_input_dtype_gets_its_hint(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "returns_input_dtype")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["input_dtype_converted"]
+    assert failing[0].hint == wrong.hint()
