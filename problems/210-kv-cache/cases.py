@@ -2,7 +2,12 @@
 
 Checker choices, measured on torch 2.13 CPU (one thread) over the case seeds plus 40 more,
 against the accepted formulations (SDPA with a boolean mask and enable_gqa, grouped einsum with
-a hand-written softmax, a per-query loop without a mask) and one computing in float64:
+a hand-written softmax, a per-query loop without a mask, expanded kv heads with transformers'
+additive 0 / finfo.min bias) and one computing in float64:
+- The finfo.min bias is bit-identical to the reference's -inf fill on every case: every query
+  sees key 0, so exp(finfo.min - row max) is exactly 0. The two differ only at the edge of fp32
+  (a visible score of exactly finfo.min, or one overflowing to -inf), which the statement now
+  excludes; the same mutant of the reference (45:47:fill-finfo-min) is declared equivalent.
 - The cache itself (cache_basics, views_and_storage, overflow_raises, ...): update copies
   values, so every correct cache returns bit-identical views; bf16 rounding on the way in is
   exact too (copy_, slice assignment, .to and index_copy_ all round to nearest even). exact().

@@ -7,6 +7,7 @@ import torch
 
 from judge.casekit import Rng
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
@@ -109,3 +110,21 @@ def test_a_patched_storage_query_cannot_hide_concatenation(store: ExpectedStore)
     assert report.verdict == Verdict.WA and report.score < 100
     case = next(c for c in report.cases if c.name == "views_and_storage")
     assert case.verdict == Verdict.WA, case.message
+
+
+def test_a_finfo_min_mask_differs_only_at_the_edge_of_fp32() -> None:
+    """Mutant 45:47:fill-finfo-min (declared equivalent) passes every case: each query sees key 0,
+    so exp(finfo.min - row max) is exactly 0. Only a visible score of exactly finfo.min, which the
+    statement's model-sized scores exclude, lets the masked keys in."""
+    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "45:47:fill-finfo-min")
+    assert "finfo" in mutant.source
+    assert failing_cases(PROBLEM, mutant.source) == {}
+    ref = source_module("reference", PROBLEM.reference.source())
+    finfo = source_module("finfo_mask", mutant.source)
+    low = torch.finfo(torch.float32).min
+    q = torch.full((1, 1, 3, 1), 2.0**64)
+    k = torch.full((1, 1, 3, 1), low / 2.0**64)  # every score is exactly finfo.min
+    v = torch.arange(3.0).view(1, 1, 3, 1)
+    causal = ref.cached_attention(q, k, v, ref.KVCache(1, 1, 3, 1)).flatten()
+    leaky = finfo.cached_attention(q, k, v, finfo.KVCache(1, 1, 3, 1)).flatten()
+    assert causal.tolist() == [0.0, 0.5, 1.0] and leaky.tolist() == [1.0, 1.0, 1.0]
