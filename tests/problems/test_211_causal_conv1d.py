@@ -1,22 +1,88 @@
-"""Problem 211 through the real judge: forbidden convolutions are named, in-place state edits caught."""
+"""Problem 211 through the real judge: forbidden convolutions are named, in-place state edits caught;
+the former survivors (an unconverted state, a returned state that is a view, a bf16 input met by
+type promotion) each fail the one case that checks their promise."""
 
 from __future__ import annotations
 
 import pytest
 
+from judge.casekit import Rng
+from judge.compare import compare
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
-
-pytestmark = pytest.mark.slow
+from tests.factories import failing_cases, judge_problem, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "211-causal-conv1d")
 
 ONE_SHOT_BODY = "    y = F.silu(z).to(x.dtype)\n"
 
 
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
+
+
+def _failing_or_raising(source: str) -> dict[str, str]:
+    """Like failing_cases, but a case that raises counts as failing, with the error's message."""
+    ref = source_module("reference", PROBLEM.reference.source())
+    impl = source_module("candidate", source)
+    out = {}
+    for c in PROBLEM.cases:
+        try:
+            got = c.fn(impl, Rng(c.seed))
+        except Exception as e:  # any error fails the case, as in the runner
+            out[c.name] = str(e)
+            continue
+        mismatches = compare(c, c.fn(ref, Rng(c.seed)), got)
+        if mismatches:
+            out[c.name] = "; ".join(str(m) for m in mismatches)
+    return out
+
+
+def test_case_counts() -> None:
+    cases = PROBLEM.cases
+    assert sum(c.public for c in cases) == 3
+    assert sum(not c.public for c in cases) >= 6
+    assert {"mixed_dtypes", "caller_writes_returned_state", "backward_bf16"} <= {c.name for c in cases}
+    assert sum(c.points for c in cases) == 100
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "case_name"),
+    [
+        ("10:84:drop-cast", "mixed_dtypes"),  # an fp32 initial_state makes the stream fp32
+        ("33:24:drop-cast", "mixed_dtypes"),  # an fp32 state makes the step's new_state fp32
+        ("18:13:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded per tap
+    ],
+)
+def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
+    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+
+
+@pytest.mark.parametrize("mutant_id", ["27:18:drop-clone", "37:36:drop-clone"])
+def test_a_state_that_is_a_view_breaks_backward_once_the_caller_writes_into_it(mutant_id: str) -> None:
+    failing = _failing_or_raising(_mutant(mutant_id))
+    assert list(failing) == ["caller_writes_returned_state"]
+    assert "modified by an inplace operation" in failing["caller_writes_returned_state"]
+
+
+@pytest.mark.parametrize(
+    "mutant_id",
+    ["18:27:drop-cast", "24:16:drop-cast", "34:9:drop-cast", "34:26:drop-cast", "36:16:drop-cast"],
+)
+def test_declared_equivalents_pass_every_case(mutant_id: str) -> None:
+    # An fp32 operand promotes the bf16 one to fp32 exactly: outputs and gradients are the same bits.
+    assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
+
+
+def test_casting_in_every_step_of_a_token_loop_fails_only_the_bf16_backward() -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "token_loop_bf16_grads")
+    assert list(failing_cases(PROBLEM, wrong.source())) == ["backward_bf16"]
+
+
+@pytest.mark.slow
 def test_torch_conv1d_is_forbidden_as_the_same_object_as_f_conv1d(store: ExpectedStore) -> None:
     call = "torch.conv1d"
     src = PROBLEM.reference.source()
@@ -30,15 +96,20 @@ def test_torch_conv1d_is_forbidden_as_the_same_object_as_f_conv1d(store: Expecte
     assert case.verdict == Verdict.WA and "torch.nn.functional.conv1d" in case.message
 
 
-def test_in_place_state_update_fails_only_the_untouched_case(store: ExpectedStore) -> None:
+@pytest.mark.slow
+def test_in_place_state_update_is_caught_only_where_the_state_is_observed(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "step_updates_state_in_place")
     report = judge_problem(PROBLEM, wrong.source(), store)
-    failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
-    assert failing == {"inputs_untouched"}
-    case = next(c for c in report.cases if c.name == "inputs_untouched")
-    assert "state_after_step" in case.message and case.hint == wrong.hint()
+    failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
+    # Its outputs are right. inputs_untouched sees the rewritten state; caller_writes_returned_state
+    # observes the final_state it passed to the step afterwards; and in mixed_dtypes the state it
+    # returns is the caller's fp32 state itself, not a bf16 one.
+    assert set(failing) == {"inputs_untouched", "caller_writes_returned_state", "mixed_dtypes"}
+    assert "state_after_step" in failing["inputs_untouched"].message
+    assert failing["inputs_untouched"].hint == wrong.hint()
 
 
+@pytest.mark.slow
 def test_starter_scores_zero(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0

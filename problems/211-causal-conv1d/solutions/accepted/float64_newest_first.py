@@ -27,10 +27,11 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
     k = weight.shape[-1]
+    state = state.to(x_t.dtype)  # the window, like the padded stream, is in x_t's dtype
     z = weight[:, k - 1].double() * x_t.double()
     for d in range(1, k):
         z = z + weight[:, k - 1 - d].double() * state[..., k - 1 - d].double()
     if bias is not None:
         z = z + bias.double()
-    new_state = torch.cat([state[..., 1:], x_t.unsqueeze(-1).to(state.dtype)], dim=-1)
+    new_state = torch.cat([state[..., 1:], x_t.unsqueeze(-1)], dim=-1)
     return _silu(z).to(x_t.dtype), new_state

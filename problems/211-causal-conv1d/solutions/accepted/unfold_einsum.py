@@ -12,7 +12,7 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
     z = torch.einsum("bctk,ck->bct", windows, weight.float())
     if bias is not None:
         z = z + bias.float().view(1, -1, 1)
-    return F.silu(z).type_as(x), xpad[..., -(k - 1) :].contiguous()
+    return F.silu(z).type_as(x), xpad[..., -(k - 1) :].clone()
 
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
@@ -20,4 +20,4 @@ def causal_conv1d_step(x_t, state, weight, bias=None):
     z = torch.einsum("bck,ck->bc", window.float(), weight.float())
     if bias is not None:
         z = z + bias.float()
-    return F.silu(z).type_as(x_t), window[..., 1:].contiguous()
+    return F.silu(z).type_as(x_t), window[..., 1:].clone()

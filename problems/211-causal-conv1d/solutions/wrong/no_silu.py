@@ -10,7 +10,9 @@ import torch
 def causal_conv1d(x, weight, bias=None, initial_state=None):
     k = weight.shape[-1]
     t = x.shape[-1]
-    before = x.new_zeros(x.shape[0], x.shape[1], k - 1) if initial_state is None else initial_state
+    before = (
+        x.new_zeros(x.shape[0], x.shape[1], k - 1) if initial_state is None else initial_state.to(x.dtype)
+    )
     xpad = torch.cat([before, x], dim=-1)
     xf, wf = xpad.float(), weight.float()
     z = sum(wf[:, j, None] * xf[:, :, j : j + t] for j in range(k))
@@ -20,7 +22,7 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
 
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
-    window = torch.cat([state, x_t[:, :, None]], dim=-1)
+    window = torch.cat([state.to(x_t.dtype), x_t[:, :, None]], dim=-1)
     z = (window.float() * weight.float()).sum(-1)
     if bias is not None:
         z = z + bias.float()

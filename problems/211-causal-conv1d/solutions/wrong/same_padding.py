@@ -15,7 +15,9 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
     t = x.shape[-1]
     left = (k - 1) // 2
     right = k - 1 - left
-    before = x.new_zeros(x.shape[0], x.shape[1], k - 1) if initial_state is None else initial_state
+    before = (
+        x.new_zeros(x.shape[0], x.shape[1], k - 1) if initial_state is None else initial_state.to(x.dtype)
+    )
     xpad = F.pad(x, (left, right))
     xf, wf = xpad.float(), weight.float()
     z = sum(wf[:, j, None] * xf[:, :, j : j + t] for j in range(k))
@@ -27,6 +29,7 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
     # With "same" padding a step cannot know the inputs still to come: treat them as zeros.
+    state = state.to(x_t.dtype)
     k = weight.shape[-1]
     left = (k - 1) // 2
     right = k - 1 - left

@@ -22,7 +22,7 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
 
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
-    window = torch.cat([state, x_t[:, :, None]], dim=-1)
+    window = torch.cat([state.to(x_t.dtype), x_t[:, :, None]], dim=-1)
     z = (window.float() * weight.float()).sum(-1)
     if bias is not None:
         z = z + bias.float()
