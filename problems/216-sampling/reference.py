@@ -20,14 +20,18 @@ def filter_logits(
     if top_p < 1.0:
         # Probabilities of what is left, renormalised after top-k, in fp32.
         probs = torch.softmax(x, dim=-1)
-        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
-        # Mass strictly before each token: the token that crosses p still has less than p before it.
-        cum = torch.cumsum(sorted_probs, dim=-1)
-        before = torch.cat([torch.zeros_like(cum[..., :1]), cum[..., :-1]], dim=-1)
-        drop_sorted = before >= top_p
-        drop_sorted[..., 0] = False  # the most likely token always stays
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        x = x.masked_fill(drop, float("-inf"))
+        # Only the sorted values are used, never the order a sort gives to tied tokens.
+        sorted_probs = torch.sort(probs, dim=-1, descending=True).values
+        # Mass strictly before each position (the running total less the token itself): the token
+        # that crosses p still has less than p before it.
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        # The mass before grows along the sorted order, so the kept positions are a prefix; the top
+        # token always stays, even when p is 0.
+        n_keep = (before < top_p).sum(dim=-1, keepdim=True).clamp(min=1)
+        # The smallest kept probability. Every token at least as likely stays: a token tied with
+        # the last one kept is kept too, whichever of them the sort happened to put first.
+        smallest_kept = sorted_probs.gather(-1, n_keep - 1)
+        x = x.masked_fill(probs < smallest_kept, float("-inf"))
     return x
 
 
@@ -41,5 +45,6 @@ def sample(
     if temperature == 0:
         # Greedy: the first largest logit, no randomness, the generator left alone.
         return torch.argmax(logits, dim=-1)
+    # A negative temperature reaches filter_logits, which refuses it.
     probs = torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)

@@ -5,7 +5,7 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
     """温度、top-k、top-p 过滤 / temperature, top-k and top-p filtering.
 
     logits: (batch, vocab)，任意浮点 dtype / any float dtype
-    temperature: > 0
+    temperature: > 0；<= 0 时抛出 ValueError / <= 0 raises ValueError
     top_k: 0（或 >= vocab）表示不做 top-k / 0 (or >= vocab) turns top-k off
     top_p: 1.0 表示不做 top-p / 1.0 turns top-p off
 
@@ -15,16 +15,18 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
     """
     # TODO: 1. 转 fp32 并除以温度 / convert to fp32 and divide by the temperature
     # TODO: 2. top-k：去掉小于第 k 大的值的 token / top-k: remove tokens below the k-th largest value
-    # TODO: 3. top-p：对剩下的重新 softmax，保留前面累计概率 < p 的 token / top-p on the renormalised rest
+    # TODO: 3. top-p：对剩下的重新 softmax，保留前面累计概率 < p 的 token，与最后保留的并列的也保留
+    #          top-p on the renormalised rest; tokens tied with the last one kept stay too
     raise NotImplementedError
 
 
 def sample(logits, generator, temperature=1.0, top_k=0, top_p=1.0):
     """从过滤后的分布中每行抽一个 token / draw one token per row from the filtered distribution.
 
-    temperature == 0：返回 argmax（第一个最大值），不使用 generator。
+    temperature == 0：返回 argmax（第一个最大值），不使用 generator；temperature < 0 抛出 ValueError。
     否则：torch.multinomial(softmax(filter_logits(...)), 1, generator=generator)，按词表顺序。
-    temperature == 0: return the argmax (first maximum) without touching the generator.
+    temperature == 0: return the argmax (first maximum) without touching the generator;
+    temperature < 0 raises ValueError.
     Otherwise: torch.multinomial(softmax(filter_logits(...)), 1, generator=generator), in vocab order.
 
     返回 int64 的 token id，形状 (batch,) / returns int64 token ids of shape (batch,).

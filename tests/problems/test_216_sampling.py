@@ -1,24 +1,115 @@
-"""Problem 216 through the real judge: exact draws, partial credit for the right distribution."""
+"""Problem 216 through the real judge: exact draws, partial credit for the right distribution;
+the top-p tie rule does not depend on a sort's order; the former survivors (a temperature guard
+weakened or dropped, "before <= p") each fail the case of their promise."""
 
 from __future__ import annotations
 
 import pytest
+import torch
 
+from judge.casekit import Rng
+from judge.compare import compare
 from judge.expected import ExpectedStore
+from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import judge_problem, source_module
 
 pytestmark = pytest.mark.slow
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "216-sampling")
 
-EXACT_DRAWS = {"sample_fixed_seed", "greedy", "sample_bf16", "inputs_not_modified"}
+EXACT_DRAWS = {"sample_fixed_seed", "greedy", "sample_bf16", "inputs_not_modified", "top_p_ties_at_cut"}
+TIE_CASES = {"top_p_exact_boundary", "top_p_ties_at_cut"}
+
+# transformers' TopPLogitsWarper: an ascending sort, "tail <= 1 - p", the mask scattered back.
+TRANSFORMERS_TOP_P = """
+    if top_p < 1.0:
+        asc, idx = x.sort(dim=-1)
+        remove = asc.softmax(dim=-1).cumsum(dim=-1) <= 1 - top_p
+        remove[..., -1:] = False
+        x = x.masked_fill(remove.scatter(1, idx, remove), float("-inf"))
+    return x
+"""
 
 
 def _wrong(stem: str) -> str:
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem).source()
+
+
+def _mutant(mutant_id: str) -> str:
+    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
+
+
+def _failing(source: str) -> set[str]:
+    """The cases `source` fails, run in this process as the runner does (global seed, errors fail)."""
+    ref = source_module("reference", PROBLEM.reference.source())
+    impl = source_module("candidate", source)
+    out = set()
+    for c in PROBLEM.cases:
+        torch.default_generator.manual_seed(c.seed)
+        expected = c.fn(ref, Rng(c.seed))
+        torch.default_generator.manual_seed(c.seed)
+        try:
+            got = c.fn(impl, Rng(c.seed))
+        except Exception:  # any error fails the case, as in the runner
+            out.add(c.name)
+            continue
+        if compare(c, expected, got):
+            out.add(c.name)
+    return out
+
+
+def _with_top_p(block: str) -> str:
+    """The reference with its top-p step replaced by `block`."""
+    src = PROBLEM.reference.source()
+    start, end = src.index("    if top_p < 1.0:"), src.index("    return x\n")
+    return src[:start] + block.lstrip("\n") + src[end + len("    return x\n") :]
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "case_name"),
+    [
+        ("9:4:drop-guard", "temperature_not_positive"),  # filter_logits divides by 0
+        ("9:7:compare", "temperature_not_positive"),  # temperature < 0: 0 gets through
+        ("9:22:int-1", "temperature_not_positive"),  # temperature <= -1: -0.5 gets through
+        ("30:18:compare", "top_p_exact_boundary"),  # before <= p keeps the token with exactly p before it
+    ],
+)
+def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
+    assert _failing(_mutant(mutant_id)) == {case_name}
+
+
+@pytest.mark.parametrize("mutant_id", ["7:65:int-1", "42:17:int-1"])
+def test_declared_equivalents_pass_everything(mutant_id: str) -> None:
+    # A default top_k of -1 fails 0 < top_k exactly as 0 does.
+    assert "top_k: int=-1" in _mutant(mutant_id)
+    assert _failing(_mutant(mutant_id)) == set()
+
+
+def test_ties_settled_by_sort_order_fail_only_the_tie_cases() -> None:
+    # The former reference (descending sort, mask scattered back) and transformers' warper are
+    # right everywhere except at ties, where the sort's order picks the survivors.
+    assert _failing(_wrong("top_p_ties_by_sort_order")) == TIE_CASES
+    assert _failing(_with_top_p(TRANSFORMERS_TOP_P)) == TIE_CASES
+
+
+@pytest.mark.parametrize("stem", ["reference", "ascending_sort", "row_loop", "pairwise_mass"])
+def test_kept_set_does_not_depend_on_token_order(stem: str) -> None:
+    # Shuffling the vocabulary shuffles the result and nothing else, ties at the cut included.
+    src = (
+        PROBLEM.reference.source()
+        if stem == "reference"
+        else next(s for s in PROBLEM.solutions("accepted") if s.path.stem == stem).source()
+    )
+    impl = source_module(stem, src)
+    g = torch.Generator().manual_seed(216)
+    x = torch.randint(-2, 3, (4, 200), generator=g).float()  # five values, forty ties each
+    for top_p in (0.0, 0.3, 0.5, 0.9):
+        y = impl.filter_logits(x, top_p=top_p)
+        perm = torch.randperm(200, generator=g)
+        assert torch.equal(impl.filter_logits(x[:, perm], top_p=top_p), y[:, perm]), top_p
 
 
 @pytest.mark.parametrize("stem", ["global_rng", "samples_in_sorted_order"])

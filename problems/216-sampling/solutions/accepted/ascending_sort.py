@@ -1,5 +1,7 @@
 """transformers-style filters: the k-th largest from a descending sort, and top-p from an
-ascending sort, dropping the low tail while its total stays at most 1 - p. softmax by hand."""
+ascending sort, dropping the low tail while its total stays at most 1 - p. softmax by hand.
+Ties at the top-p cut are settled in logit space: every token at least as large as the least
+likely kept one stays, whatever order the sort gave the tied tokens."""
 
 import torch
 
@@ -18,12 +20,13 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
         kth = scores.sort(dim=-1, descending=True).values[..., top_k - 1 : top_k]
         scores = torch.where(scores < kth, neg_inf, scores)
     if top_p < 1.0:
-        asc, idx = scores.sort(dim=-1)  # ascending: the least likely first
+        asc = scores.sort(dim=-1).values  # ascending: the least likely first
         tail = _softmax(asc).cumsum(dim=-1)
-        remove = tail <= 1.0 - top_p
-        remove[..., -1] = False  # keep the most likely token whatever p is
-        remove = remove.scatter(-1, idx, remove)
-        scores = torch.where(remove, neg_inf, scores)
+        # The removed tail is a prefix of the ascending order; keep the most likely token whatever p is.
+        n_remove = (tail <= 1.0 - top_p).sum(dim=-1, keepdim=True)
+        n_remove = n_remove.clamp(max=scores.shape[-1] - 1)
+        lowest_kept = asc.gather(-1, n_remove)
+        scores = torch.where(scores < lowest_kept, neg_inf, scores)
     return scores
 
 

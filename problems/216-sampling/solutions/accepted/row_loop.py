@@ -1,5 +1,6 @@
 """One row at a time: top-k through kthvalue, top-p by walking the sorted probabilities and
-adding them up in Python until the total reaches p. The draw is still one multinomial call
+adding them up in Python until the total reaches p, then keeping every token at least as
+likely as the last one taken (ties at the cut all stay). The draw is still one multinomial call
 on the whole (batch, vocab) matrix, in vocab order."""
 
 import torch
@@ -14,14 +15,14 @@ def _filter_row(row, top_k, top_p):
     if top_p < 1.0:
         probs = torch.exp(row - row.max())
         probs = probs / probs.sum()
-        keep = torch.zeros(vocab, dtype=torch.bool)
+        last = None
         total = 0.0
         for i in torch.argsort(probs, descending=True).tolist():
-            keep[i] = True
+            last = probs[i]
             total += float(probs[i])
             if total >= top_p:
                 break
-        row = torch.where(keep, row, torch.full_like(row, float("-inf")))
+        row = torch.where(probs >= last, row, torch.full_like(row, float("-inf")))
     return row
 
 

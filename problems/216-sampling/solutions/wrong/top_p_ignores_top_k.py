@@ -5,6 +5,8 @@ import torch
 
 
 def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
+    if temperature <= 0:
+        raise ValueError("temperature must be positive")
     x = logits.float() / temperature
     vocab = x.shape[-1]
     full = torch.softmax(x, dim=-1)
@@ -12,12 +14,10 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
         kth = torch.topk(x, top_k, dim=-1).values[..., -1:]
         x = x.masked_fill(x < kth, float("-inf"))
     if top_p < 1.0:
-        sorted_probs, order = torch.sort(full, dim=-1, descending=True)
-        cum = torch.cumsum(sorted_probs, dim=-1)
-        drop_sorted = (cum - sorted_probs) >= top_p
-        drop_sorted[..., 0] = False
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        x = x.masked_fill(drop, float("-inf"))
+        sorted_probs = torch.sort(full, dim=-1, descending=True).values
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        n_keep = (before < top_p).sum(dim=-1, keepdim=True).clamp(min=1)
+        x = x.masked_fill(full < sorted_probs.gather(-1, n_keep - 1), float("-inf"))
     return x
 
 
