@@ -19,6 +19,10 @@ problem.toml's `forbidden` cannot guard a method of nn.Module (the runner's guar
 module-level names only), so `_call` swaps nn.Module.load_state_dict and
 nn.Module._load_from_state_dict for guards while the learner's function runs; a call is
 reported as a forbidden API even if the learner's code catches the exception.
+
+strict_raises_all holds all three kinds of problem at once, so a loader that raises only
+when every kind is present (mutant 47:19, `and` for `or`) passed it; strict_single_problem
+gives each kind alone, and each must raise and leave the model as it was.
 """
 
 import contextlib
@@ -194,7 +198,7 @@ def _load_and_observe(impl, m, sd, **kwargs):
 # ---------------------------------------------------------------- cases
 
 
-@case(points=14, public=True, checker=exact())
+@case(points=10, public=True, checker=exact())
 def full_load_bf16(impl, rng):
     """完整的 bf16 检查点装入 fp32 模型：键带 "model." 前缀，没有 lm_head（与嵌入共享）/
     a complete bf16 checkpoint into an fp32 model: "model."-prefixed keys, no lm_head (tied to the embedding)"""
@@ -225,22 +229,9 @@ def fp32_not_aliased(impl, rng):
     return _load_and_observe(impl, m, sd)
 
 
-@case(points=12, checker=exact())
-def strict_raises_all(impl, rng):
-    """strict=True（默认）：检查完全部条目后抛出 ValueError，列出每个问题，模型保持不变 /
-    strict=True (the default): check everything, then raise ValueError naming every problem; the model is left unchanged"""
-    m = _model(rng)
-    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight", "layers.1.up.weight", "layers.0.decay"})
-    sd["model.layers.1.down.bias"] = rng.normal(DIM + 1).bfloat16()
-    sd["model.layers.2.up.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
-    sd["model.rotary_emb.inv_freq"] = torch.ones(DIM // 2)
-    problems = [
-        "layers.1.up.weight",
-        "layers.0.decay",
-        "layers.1.down.bias",
-        "layers.2.up.weight",
-        "rotary_emb.inv_freq",
-    ]
+def _strict_attempt(impl, m, sd, problems):
+    """Call with strict=True (the default): did it raise, which problems does the message name,
+    and is the model (values and objects) and the caller's checkpoint as it was?"""
     snap = _snapshot(m, sd)
     try:
         _call(impl, m, sd)
@@ -257,6 +248,47 @@ def strict_raises_all(impl, rng):
         "replaced_objects": _names(k for k, v in snap["objects"].items() if state.get(k) is not v),
         "checkpoint": _checkpoint_untouched(sd, snap),
     }
+
+
+@case(points=8, checker=exact())
+def strict_raises_all(impl, rng):
+    """strict=True（默认）：检查完全部条目后抛出 ValueError，列出每个问题，模型保持不变 /
+    strict=True (the default): check everything, then raise ValueError naming every problem; the model is left unchanged"""
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight", "layers.1.up.weight", "layers.0.decay"})
+    sd["model.layers.1.down.bias"] = rng.normal(DIM + 1).bfloat16()
+    sd["model.layers.2.up.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
+    sd["model.rotary_emb.inv_freq"] = torch.ones(DIM // 2)
+    problems = [
+        "layers.1.up.weight",
+        "layers.0.decay",
+        "layers.1.down.bias",
+        "layers.2.up.weight",
+        "rotary_emb.inv_freq",
+    ]
+    return _strict_attempt(impl, m, sd, problems)
+
+
+@case(points=8, checker=exact())
+def strict_single_problem(impl, rng):
+    """strict=True 时一个问题就足以抛出 ValueError：只缺一个、只多一个、只有一个形状不符，各自都要抛出，模型不变 /
+    under strict=True one problem is enough to raise: only one missing, only one unexpected, only one mismatched entry each raise ValueError and leave the model unchanged"""
+    out = {}
+    # Only missing: the first layer's norm weight is left out (lm_head still comes from the embedding).
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight", "layers.0.norm.weight"})
+    out["only_missing"] = _strict_attempt(impl, m, sd, ["layers.0.norm.weight"])
+    # Only unexpected: a complete checkpoint plus a tensor the model has no place for.
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    sd["model.layers.0.gate.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
+    out["only_unexpected"] = _strict_attempt(impl, m, sd, ["layers.0.gate.weight"])
+    # Only mismatched: a complete checkpoint whose final norm has one element too many.
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    sd["model.norm.weight"] = rng.normal(DIM + 1).bfloat16()
+    out["only_mismatched"] = _strict_attempt(impl, m, sd, ["norm.weight"])
+    return out
 
 
 @case(points=8, checker=exact())
