@@ -140,6 +140,16 @@ def package_module(problem: Problem, path: str, name: str) -> types.ModuleType:
     return source_module(name, problem.read(path))
 
 
+def mutant_source(problem: Problem, mutant_id: str) -> str:
+    """The source of one mutant of the package's reference, by its id (judge.mutation)."""
+    from judge.mutation.generate import generate
+
+    found = [m.source for m in generate(problem.reference.source()) if m.id == mutant_id]
+    if not found:
+        raise KeyError(f"{problem.id} has no mutant {mutant_id}")
+    return found[0]
+
+
 def failing_cases(problem: Problem, source: str) -> dict[str, list[str]]:
     """Run every case in this process on the reference and on `source`: the cases that differ."""
     ref = source_module("reference", problem.reference.source())

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem
+from tests.factories import failing_cases, judge_problem, mutant_source
 
 pytestmark = pytest.mark.slow
 
@@ -18,10 +17,6 @@ PROBLEM = Problem(REPO_ROOT / "problems" / "203-embedding")
 
 def _wrong(stem: str) -> str:
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem).source()
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_functional_embedding_is_forbidden(store: ExpectedStore) -> None:
@@ -81,7 +76,7 @@ def test_uninitialised_table_fails_init_whatever_the_memory_held() -> None:
 
 @pytest.mark.parametrize("mutant_id", ["21:11:compare", "21:25:int-1"])
 def test_min_of_empty_ids_is_caught_only_by_empty_inputs(store: ExpectedStore, mutant_id: str) -> None:
-    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["empty_inputs"]
     assert "min()" in failing[0].message
@@ -90,4 +85,4 @@ def test_min_of_empty_ids_is_caught_only_by_empty_inputs(store: ExpectedStore, m
 def test_upper_bound_mutants_are_equivalent_because_indexing_checks_it() -> None:
     # The declared equivalents: weight[flat_ids] raises IndexError for any id >= vocab_size.
     for mutant_id in ("23:26:neighbour", "24:29:compare"):
-        assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
+        assert failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id)) == {}

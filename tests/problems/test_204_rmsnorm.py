@@ -7,19 +7,14 @@ from pathlib import Path
 import pytest
 
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem
+from tests.factories import failing_cases, judge_problem, mutant_source
 
 pytestmark = pytest.mark.slow
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "204-rmsnorm")
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 @pytest.mark.parametrize("solution", PROBLEM.solutions("accepted"), ids=lambda s: s.path.stem)
@@ -53,7 +48,7 @@ def test_gate_silu_in_bf16_is_caught_only_by_an_fp32_x_with_a_bf16_gate(store: E
     # The surviving mutant of version 1: gate.float() left out, so silu runs on the bf16 gate.
     # A bf16 output hides it within an ulp; an fp32 output keeps it.
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "gate_silu_in_input_dtype")
-    report = judge_problem(PROBLEM, _mutant("34:72:drop-cast"), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, "34:72:drop-cast"), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["mixed_dtypes"]
     assert "fp32_x_bf16_gate" in failing[0].message and failing[0].hint == wrong.hint()
@@ -61,7 +56,7 @@ def test_gate_silu_in_bf16_is_caught_only_by_an_fp32_x_with_a_bf16_gate(store: E
 
 def test_weight_cast_is_declared_equivalent_because_promotion_is_exact() -> None:
     # fp32 normalised x times a bf16 weight promotes the weight to fp32 exactly.
-    assert failing_cases(PROBLEM, _mutant("34:43:drop-cast")) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "34:43:drop-cast")) == {}
 
 
 def test_forbidden_builtin_is_named(tmp_path: Path, store: ExpectedStore) -> None:

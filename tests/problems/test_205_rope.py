@@ -7,17 +7,12 @@ from __future__ import annotations
 import pytest
 
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem
+from tests.factories import failing_cases, judge_problem, mutant_source
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "205-rope")
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_case_counts() -> None:
@@ -38,14 +33,14 @@ def test_case_counts() -> None:
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
-    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+    assert list(failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))) == [case_name]
 
 
 def test_declared_equivalents_pass_every_case() -> None:
     # fp32 tables make .float() on their rows the rows themselves; an int64 arange promotes
     # to fp32 against the fp32 inv_freq with the same rounding.
     for mutant_id in ("14:25:drop-dtype", "30:8:drop-cast", "31:8:drop-cast"):
-        assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
+        assert failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id)) == {}
 
 
 @pytest.mark.slow

@@ -7,17 +7,12 @@ from __future__ import annotations
 import pytest
 
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem
+from tests.factories import failing_cases, judge_problem, mutant_source
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_case_counts() -> None:
@@ -58,7 +53,7 @@ def test_fp32_output_from_a_bf16_module_is_a_dtype_error(store: ExpectedStore) -
     ],
 )
 def test_each_check_is_seen_by_its_own_case(mutant_id: str, case_name: str) -> None:
-    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+    assert list(failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))) == [case_name]
 
 
 @pytest.mark.slow
@@ -73,7 +68,7 @@ def test_each_check_is_seen_by_its_own_case(mutant_id: str, case_name: str) -> N
 def test_checks_that_raise_on_valid_input_fail_one_case(
     store: ExpectedStore, mutant_id: str, case_name: str
 ) -> None:
-    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     assert [c.name for c in report.cases if c.verdict != Verdict.AC] == [case_name]
 
 

@@ -9,19 +9,14 @@ import pytest
 from judge.casekit import Rng
 from judge.compare import compare
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, source_module
+from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "211-causal-conv1d")
 
 ONE_SHOT_BODY = "    y = F.silu(z).to(x.dtype)\n"
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def _failing_or_raising(source: str) -> dict[str, str]:
@@ -58,12 +53,12 @@ def test_case_counts() -> None:
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
-    assert list(failing_cases(PROBLEM, _mutant(mutant_id))) == [case_name]
+    assert list(failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))) == [case_name]
 
 
 @pytest.mark.parametrize("mutant_id", ["27:18:drop-clone", "37:36:drop-clone"])
 def test_a_state_that_is_a_view_breaks_backward_once_the_caller_writes_into_it(mutant_id: str) -> None:
-    failing = _failing_or_raising(_mutant(mutant_id))
+    failing = _failing_or_raising(mutant_source(PROBLEM, mutant_id))
     assert list(failing) == ["caller_writes_returned_state"]
     assert "modified by an inplace operation" in failing["caller_writes_returned_state"]
 
@@ -74,7 +69,7 @@ def test_a_state_that_is_a_view_breaks_backward_once_the_caller_writes_into_it(m
 )
 def test_declared_equivalents_pass_every_case(mutant_id: str) -> None:
     # An fp32 operand promotes the bf16 one to fp32 exactly: outputs and gradients are the same bits.
-    assert failing_cases(PROBLEM, _mutant(mutant_id)) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id)) == {}
 
 
 def test_casting_in_every_step_of_a_token_loop_fails_only_the_bf16_backward() -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import judge_problem, mutant_source
 
 pytestmark = pytest.mark.slow
 
@@ -19,10 +18,6 @@ PROBLEM = Problem(REPO_ROOT / "problems" / "212-gated-delta-rule")
 
 def _wrong(stem: str):  # type: ignore[no-untyped-def]
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem)
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def test_bf16_recurrence_is_caught_only_by_the_dtype_cases(store: ExpectedStore) -> None:
@@ -37,7 +32,7 @@ def test_bf16_recurrence_is_caught_only_by_the_dtype_cases(store: ExpectedStore)
 def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
     store: ExpectedStore, mutant_id: str
 ) -> None:
-    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c.name for c in report.cases if c.verdict != Verdict.AC]
     assert failing == ["tiny_and_zero_vectors"]
 
@@ -46,7 +41,7 @@ def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
     "mutant_id", ["17:17:drop-cast", "17:28:drop-cast", "17:39:drop-cast", "19:78:drop-cast"]
 )
 def test_an_input_left_in_its_own_dtype_is_caught(store: ExpectedStore, mutant_id: str) -> None:
-    report = judge_problem(PROBLEM, _mutant(mutant_id), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["any_input_dtype"]
     # fp64 inputs would carry the state into fp64; final_state must stay fp32.

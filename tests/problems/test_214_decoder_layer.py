@@ -8,11 +8,10 @@ import torch.nn.functional as F
 
 from judge.casekit import Rng, load_params
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, source_module
+from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
 CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
@@ -104,14 +103,10 @@ def test_residual_aliased_through_assignment_fails_the_untouched_case(store: Exp
     assert backward.verdict == Verdict.RE  # in place on a leaf that requires grad
 
 
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
-
-
 @pytest.mark.parametrize("mutant_id", ["19:13:drop-cast", "21:27:drop-cast"])
 def test_norm_rounding_in_bf16_is_caught_only_by_the_norm_probe(mutant_id: str) -> None:
     """Statistics or 1 + w in bf16: forward_bf16's tolerance absorbs it; bf16_norm_precision does not."""
-    failing = failing_cases(PROBLEM, _mutant(mutant_id))
+    failing = failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))
     assert set(failing) == {"bf16_norm_precision"}
     assert any("attention_path" in m for m in failing["bf16_norm_precision"])
     assert any("mlp_path" in m for m in failing["bf16_norm_precision"])
@@ -119,6 +114,6 @@ def test_norm_rounding_in_bf16_is_caught_only_by_the_norm_probe(mutant_id: str) 
 
 def test_finfo_min_mask_fill_is_declared_equivalent() -> None:
     """The causal diagonal always holds a finite score, so finfo.min and -inf give the same softmax."""
-    assert failing_cases(PROBLEM, _mutant("47:44:fill-finfo-min")) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "47:44:fill-finfo-min")) == {}
     declared = {e.id for e in PROBLEM.spec.mutants.equivalent}
     assert declared == {"47:44:fill-finfo-min"}

@@ -8,12 +8,11 @@ from torch import nn
 
 from judge.casekit import Rng
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.runner.guards import ForbiddenAPIError
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, source_module
+from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "215-load-checkpoint")
 
@@ -90,13 +89,9 @@ def test_statement_example_matches_the_reference() -> None:
     assert all(name in str(exc.value) for name in ("norm.bias", "extra.bias", "norm.weight"))
 
 
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
-
-
 def test_strict_raises_on_a_single_kind_of_problem() -> None:
     """`missing and unexpected and mismatched` raised only when all three kinds were present."""
-    source = _mutant("47:19:boolop")
+    source = mutant_source(PROBLEM, "47:19:boolop")
     assert set(failing_cases(PROBLEM, source)) == {"strict_single_problem"}
     case = next(c for c in PROBLEM.cases if c.name == "strict_single_problem")
     expected = case.fn(source_module("reference", PROBLEM.reference.source()), Rng(case.seed))
@@ -108,5 +103,5 @@ def test_strict_raises_on_a_single_kind_of_problem() -> None:
 
 def test_state_dict_without_keep_vars_is_declared_equivalent() -> None:
     """Detached views share the parameters' storage: copy_ into them loads the same model."""
-    assert failing_cases(PROBLEM, _mutant("15:41:bool")) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "15:41:bool")) == {}
     assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"15:41:bool"}

@@ -10,11 +10,10 @@ import torch
 from judge.casekit import Rng
 from judge.compare import compare
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
-from tests.factories import judge_problem, source_module
+from tests.factories import judge_problem, mutant_source, source_module
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +35,6 @@ TRANSFORMERS_TOP_P = """
 
 def _wrong(stem: str) -> str:
     return next(s for s in PROBLEM.solutions("wrong") if s.path.stem == stem).source()
-
-
-def _mutant(mutant_id: str) -> str:
-    return next(m.source for m in generate(PROBLEM.reference.source()) if m.id == mutant_id)
 
 
 def _failing(source: str) -> set[str]:
@@ -78,14 +73,14 @@ def _with_top_p(block: str) -> str:
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
-    assert _failing(_mutant(mutant_id)) == {case_name}
+    assert _failing(mutant_source(PROBLEM, mutant_id)) == {case_name}
 
 
 @pytest.mark.parametrize("mutant_id", ["7:65:int-1", "42:17:int-1"])
 def test_declared_equivalents_pass_everything(mutant_id: str) -> None:
     # A default top_k of -1 fails 0 < top_k exactly as 0 does.
-    assert "top_k: int=-1" in _mutant(mutant_id)
-    assert _failing(_mutant(mutant_id)) == set()
+    assert "top_k: int=-1" in mutant_source(PROBLEM, mutant_id)
+    assert _failing(mutant_source(PROBLEM, mutant_id)) == set()
 
 
 def test_ties_settled_by_sort_order_fail_only_the_tie_cases() -> None:
