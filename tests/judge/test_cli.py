@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,8 @@ def test_run_table_wa_with_hint_and_exit_1(env: dict[str, str]) -> None:
     assert res.returncode == 1
     assert "gated_fp32" in res.stdout and "WA" in res.stdout
     assert "silu(z) = z·sigmoid(z)" in res.stdout
-    assert "Score: 70/100" in res.stdout
+    score = re.search(r"Score: (\d+)/100", res.stdout)
+    assert score is not None and 0 < int(score.group(1)) < 100, res.stdout[-500:]
 
 
 def test_run_public_cases_only(env: dict[str, str]) -> None:
