@@ -45,9 +45,10 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
         backend.close()
     report.warnings = warnings + report.warnings
     if args.json:
-        print(report.to_json())
+        print(report.to_json(args.lang))
     else:
-        print(render_table(report, problem.spec.title.zh))
+        title = problem.spec.title.en if args.lang == "en" else problem.spec.title.zh
+        print(render_table(report, title, args.lang))
     return 0 if report.verdict == Verdict.AC else 1
 
 
@@ -161,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
     run.add_argument("--cases", choices=["public", "all"], default="all")
     run.add_argument("--json", action="store_true", help="print the JSON report")
+    run.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
     run.set_defaults(func=_run)
 
     val = sub.add_parser("validate", help="check that problem packages are sound")

@@ -9,7 +9,9 @@ import torch
 
 from judge.casekit import Case
 from judge.checkers import Mismatch
+from judge.messages import msg
 from judge.observations import Unobservable
+from judge.texts import Text
 
 MAX_MISMATCHES = 4
 
@@ -40,11 +42,8 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
         return
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            out.append(
-                Mismatch(
-                    path, f"应为张量 expected a tensor {describe_type(expected)}, got {describe_type(got)}"
-                )
-            )
+            want, have = describe_type(expected), describe_type(got)
+            out.append(Mismatch(path, msg("expected_tensor", expected=want, got=have)))
             return
         m = case.checker_for(path).check(path, expected, got)
         if m is not None:
@@ -52,29 +51,26 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
         return
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            out.append(Mismatch(path, f"应为 dict expected a dict, got {describe_type(got)}"))
+            have = describe_type(got)
+            out.append(Mismatch(path, msg("expected_dict", got=have)))
             return
         if list(expected) != list(got) and set(expected) != set(got):
             missing = [k for k in expected if k not in got]
             extra = [k for k in got if k not in expected]
-            parts = []
-            if missing:
-                parts.append("缺少 missing " + ", ".join(repr(k) for k in missing))
-            if extra:
-                parts.append("多出 unexpected " + ", ".join(repr(k) for k in extra))
-            out.append(Mismatch(path, "; ".join(parts)))
+            parts = [msg("keys_missing", keys=", ".join(repr(k) for k in missing))] if missing else []
+            parts += [msg("keys_unexpected", keys=", ".join(repr(k) for k in extra))] if extra else []
+            out.append(Mismatch(path, Text("；".join(t.zh for t in parts), "; ".join(t.en for t in parts))))
             return
         for key in expected:
             _walk(case, _join(path, key), expected[key], got[key], out)
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
-            out.append(
-                Mismatch(path, f"应为序列 expected a sequence of {len(expected)}, got {describe_type(got)}")
-            )
+            have = describe_type(got)
+            out.append(Mismatch(path, msg("expected_sequence", n=len(expected), got=have)))
             return
         if len(got) != len(expected):
-            out.append(Mismatch(path, f"长度不对 expected {len(expected)} items, got {len(got)}"))
+            out.append(Mismatch(path, msg("wrong_length", expected=len(expected), got=len(got))))
             return
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             _walk(case, f"{path}[{i}]", e, g, out)
@@ -84,14 +80,15 @@ def _walk(case: Case, path: str, expected: Any, got: Any, out: list[Mismatch]) -
         g_t = torch.tensor([float(got)], dtype=torch.float64)
         m = case.checker_for(path).check(path, e_t, g_t)
         if m is not None:
-            out.append(Mismatch(path, f"expected {expected!r}, got {got!r}"))
+            out.append(Mismatch(path, msg("expected_value", expected=repr(expected), got=repr(got))))
         return
     same_type = type(expected) is type(got)
     equal = same_type and (
         expected == got or (isinstance(expected, float) and math.isnan(expected) and math.isnan(got))
     )
     if not equal:
-        out.append(Mismatch(path, f"expected {_short(expected)}, got {_short(got)}"))
+        want, have = _short(expected), _short(got)
+        out.append(Mismatch(path, msg("expected_value", expected=want, got=have)))
 
 
 def _short(v: Any) -> str:
@@ -99,3 +96,10 @@ def _short(v: Any) -> str:
         return describe_type(v)
     text = repr(v)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def compare_leaf(case: Case, path: str, expected: Any, got: Any) -> list[Mismatch]:
+    """The mismatches of one leaf (or subtree) at `path`."""
+    out: list[Mismatch] = []
+    _walk(case, path, expected, got, out)
+    return out

@@ -11,10 +11,12 @@ import signal
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from judge.messages import msg
 from judge.observations import ObservationError, decode
 from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
 from judge.runner.job import RunnerJob, SolutionSource
 from judge.runner.main import EXIT_INTERNAL
+from judge.texts import Text, same
 from judge.verdicts import Verdict
 from sandbox.backend import Backend, Limits, Outcome
 
@@ -50,7 +52,11 @@ class Stop:
     """Why cases without a report have none."""
 
     verdict: Verdict
-    message: str
+    text: Text
+
+    @property
+    def message(self) -> str:
+        return self.text.both()
 
 
 @dataclass
@@ -186,59 +192,35 @@ def classify_stop(
 ) -> Stop | None:
     """Why the run ended early, in words a learner understands; None for a normal finish."""
     tail = outcome.log.decode("utf-8", errors="replace")[-LOG_TAIL:].strip()
+    more = same(f":\n{tail}" if tail else "")
     if outcome.system_error:
-        return Stop(Verdict.SE, f"评测系统出错 the sandbox failed: {outcome.system_error}")
+        return Stop(Verdict.SE, msg("sandbox_failed", error=outcome.system_error))
     if outcome.startup_timed_out or not ready:
-        why = "did not become ready in time" if outcome.startup_timed_out else "failed before it was ready"
-        return Stop(Verdict.SE, f"评测进程启动失败 the runner {why}" + (f":\n{tail}" if tail else ""))
+        return Stop(
+            Verdict.SE, msg("runner_not_ready" if outcome.startup_timed_out else "runner_failed_early") + more
+        )
     if outcome.result_overflow:
-        return Stop(
-            Verdict.OLE,
-            f"返回的观测数据超过 {limits.result_bytes // (1024 * 1024)} MiB / "
-            "your outputs are larger than the judge accepts",
-        )
+        return Stop(Verdict.OLE, msg("outputs_too_large", mib=limits.result_bytes // (1024 * 1024)))
     if outcome.log_overflow:
-        return Stop(
-            Verdict.OLE,
-            f"打印输出超过 {limits.log_bytes // 1024} KiB / your code printed more than "
-            f"{limits.log_bytes // 1024} KiB; remove debug prints from loops",
-        )
+        return Stop(Verdict.OLE, msg("printed_too_much", kib=limits.log_bytes // 1024))
     if outcome.timed_out or outcome.cpu_exceeded:
-        what = "CPU time" if outcome.cpu_exceeded and not outcome.timed_out else "time"
-        return Stop(
-            Verdict.TLE,
-            f"运行超时 your code ran out of {what}: limit {limits.wall_s:g} s for all cases together",
-        )
+        cpu = outcome.cpu_exceeded and not outcome.timed_out
+        return Stop(Verdict.TLE, msg("out_of_cpu" if cpu else "out_of_time", limit=f"{limits.wall_s:g}"))
     if outcome.memory_exceeded:
-        return Stop(
-            Verdict.MLE,
-            f"内存超限 your code used more than {limits.memory_bytes // (1024 * 1024)} MiB and was stopped",
-        )
+        return Stop(Verdict.MLE, msg("out_of_memory", mib=limits.memory_bytes // (1024 * 1024)))
     if outcome.exit_code == EXIT_INTERNAL and code_started:
         # Submitted code shares the runner's process; once it ran, it may be what broke it.
-        return Stop(
-            Verdict.RE,
-            "你的代码破坏了评测进程 the judge's runner failed after your code started "
-            "(did it close or write to the runner's files, or patch modules the runner uses?)"
-            + (f":\n{tail}" if tail else ""),
-        )
+        return Stop(Verdict.RE, msg("runner_broken") + more)
     if outcome.exit_code == EXIT_INTERNAL:
-        return Stop(Verdict.SE, "评测进程内部错误 the runner failed" + (f":\n{tail}" if tail else ""))
+        return Stop(Verdict.SE, msg("runner_internal") + more)
     if outcome.signal is not None:
         try:
             name = signal.Signals(outcome.signal).name
         except ValueError:
             name = f"signal {outcome.signal}"
-        return Stop(Verdict.RE, f"进程被信号 {name} 终止 your code's process was killed by {name}")
+        return Stop(Verdict.RE, msg("killed_by_signal", name=name))
     if stream_error:
-        return Stop(
-            Verdict.RE,
-            f"结果流被破坏 the result stream was damaged ({stream_error}); "
-            "did your code write to the runner's file descriptors?",
-        )
+        return Stop(Verdict.RE, msg("stream_damaged", why=stream_error))
     if not finished:
-        return Stop(
-            Verdict.RE,
-            f"你的代码提前结束了进程 your code ended the process early (exit code {outcome.exit_code})",
-        )
+        return Stop(Verdict.RE, msg("ended_early", code=outcome.exit_code))
     return None

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+import torch
 
 from judge.casekit import Case
-from judge.compare import compare
+from judge.checkers import Mismatch
+from judge.compare import compare, compare_leaf
+from judge.diagnose import diagnose_case, leaves
+from judge.errormap import error_map
 from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_solutions
 from judge.expected import Expected, ExpectedStore, TrustedRunError
+from judge.messages import msg
 from judge.report import CaseResult, Report
 from judge.runner.job import LEARNER_FILE, SolutionSource
+from judge.texts import Text, same, split_pair
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING
@@ -20,16 +27,20 @@ if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at ru
     from judge.package import Problem
 
 MAX_SOURCE_BYTES = 256 * 1024
+# Without a differing tensor, a listed mistake is named only on this many differing values.
+MIN_SCALAR_EVIDENCE = 2
 
 
 def grade_solution(
-    cases: list[Case], run: SolutionRun, stop: Stop | None, expected: Expected
+    cases: list[Case], run: SolutionRun, stop: Stop | None, expected: Expected, explain: bool = True
 ) -> list[CaseResult]:
+    """Each case's verdict and message; with `explain`, also its diagnoses and error map (the
+    mutation score asks for those only where it needs them: they cost more than the verdict)."""
     results: list[CaseResult] = []
     load_failure = _load_failure(run, stop)
     stopped_at: str | None = None
     for c in cases:
-        r = CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0, description=c.description)
+        r = CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0, description=split_pair(c.description))
         got = run.cases.get(c.name)
         if load_failure is not None:
             r.verdict, r.message = load_failure
@@ -37,66 +48,115 @@ def grade_solution(
             if stop is None:
                 r.verdict, r.message = (
                     Verdict.SE,
-                    "评测进程没有报告这个用例 the runner did not report this case",
+                    msg("case_not_reported"),
                 )
             elif stopped_at is None:
                 stopped_at = c.name
-                r.verdict, r.message = stop.verdict, stop.message
+                r.verdict, r.message = stop.verdict, stop.text
             else:
                 r.verdict = stop.verdict
-                r.message = f"未运行 not run: the run stopped during case {stopped_at}"
+                r.message = msg("not_run", case=stopped_at)
         else:
             r.time_ms = got.time_ms
             ref = expected.reference.cases.get(c.name)
             if ref is None or ref.status != "ok":
                 r.verdict, r.message = (
                     Verdict.SE,
-                    "参考解没有这个用例的结果 the reference has no result for this case",
+                    msg("reference_missing_case"),
                 )
             elif got.status == "ok":
                 mismatches = compare(c, ref.observations, got.observations)
                 if mismatches:
                     r.verdict = Verdict.WA
-                    r.message = "\n".join(str(m) for m in mismatches)
+                    r.message = Text.join([_with_path(m) for m in mismatches])
+                    if explain:
+                        r.diagnoses = diagnose_case(c, ref.observations, got.observations)
+                    if explain and c.public:
+                        r.error_map = _first_error_map(c, ref.observations, got.observations, mismatches)
                 else:
                     r.verdict, r.score = Verdict.AC, c.points
             elif got.status == "forbidden":
                 r.verdict = Verdict.WA
-                r.message = (
-                    f"调用了本题禁止的 {got.api}，请自己实现 / "
-                    f"your code calls {got.api}, which this problem forbids: write it yourself"
-                )
+                r.message = msg("forbidden", api=got.api)
             elif got.status == "memory":
-                r.verdict, r.message = Verdict.MLE, "内存不足 your code ran out of memory\n" + got.message
+                r.verdict = Verdict.MLE
+                r.message = msg("case_out_of_memory") + same("\n" + got.message)
             else:
-                r.verdict, r.message = Verdict.RE, got.message
+                r.verdict, r.message = Verdict.RE, same(got.message)
         results.append(r)
     return results
 
 
-def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, str] | None:
+def _with_path(m: Mismatch) -> Text:
+    return Text(m.in_language("zh"), m.in_language("en"))
+
+
+def _first_error_map(
+    case: Case, expected: Any, got: Any, mismatches: list[Mismatch]
+) -> dict[str, Any] | None:
+    """The picture of the first failing tensor (a public case's; see judge.errormap)."""
+    want, have = leaves(expected), leaves(got)
+    for m in mismatches:
+        e, g = want.get(m.path), have.get(m.path)
+        if (
+            isinstance(e, torch.Tensor)
+            and isinstance(g, torch.Tensor)
+            and e.shape == g.shape
+            and e.numel() > 1
+        ):
+            emap = error_map(e, g, case.checker_for(m.path))
+            if emap is not None:
+                emap["path"] = m.path
+                return emap
+    return None
+
+
+def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, Text] | None:
     status = run.load_status
     if status is None:
         if stop is None:
-            return Verdict.SE, "评测进程没有加载你的代码 the runner never loaded your code"
+            return Verdict.SE, msg("never_loaded")
         return None  # the stop explains it case by case
     if status == "ce":
-        return Verdict.CE, run.load_message
+        return Verdict.CE, same(run.load_message)
     if status == "memory":
-        return (
-            Verdict.MLE,
-            "导入你的代码时内存不足 out of memory while importing your code\n" + run.load_message,
-        )
+        return Verdict.MLE, msg("import_out_of_memory") + same("\n" + run.load_message)
     if status == "error":
-        return Verdict.RE, "导入你的代码时出错 error while importing your code\n" + run.load_message
+        return Verdict.RE, msg("import_error") + same("\n" + run.load_message)
     return None
+
+
+def _evidence(case: Case, reference: Any, wrong: Any) -> tuple[int, int]:
+    """Where a wrong solution differs from the reference on a case: (specific leaves, weak
+    leaves). A boolean, an integer or a one-element integer tensor is weak: many unrelated
+    mistakes flip the same flag. A float value or a larger tensor is specific."""
+    specific = weak = 0
+    want, theirs = leaves(reference), leaves(wrong)
+    for path, e in want.items():
+        if path in theirs and compare_leaf(case, path, e, theirs[path]):
+            if _weak(e):
+                weak += 1
+            else:
+                specific += 1
+    return specific, weak
+
+
+def _weak(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.numel() <= 1 and not value.is_floating_point()
+    return isinstance(value, (bool, int, str)) or value is None
 
 
 def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun, expected: Expected) -> None:
     """Give each wrong case the hint of a known wrong solution whose observations it matches.
 
-    A wrong solution counts for a case only where it fails that case itself. Among several
-    matches, the one that matches the most of this submission's failing cases wins.
+    A wrong solution counts for a case only where it fails that case itself, and only on
+    specific evidence: the learner matches it on the whole case, and where it differs from the
+    reference there is a tensor of more than one element, or at least two other values (one
+    boolean or small integer alone says too little). Among several matches, the one that
+    matches the most of this submission's failing cases wins, then the one that would fail
+    the fewest of the cases this submission passes; if two are still equal, the learner is
+    told neither (the evidence does not say which mistake it is).
     """
     by_name = {c.name: c for c in cases}
     failing = [r for r in results if r.verdict == Verdict.WA and run.cases.get(r.name) is not None]
@@ -111,27 +171,49 @@ def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun,
             theirs = w.run.cases.get(r.name)
             if theirs is None or theirs.status != "ok" or not w.hint:
                 continue
-            if not compare(c, ref.observations, theirs.observations):
-                continue  # this wrong solution passes the case: it explains nothing here
+            specific, weak = _evidence(c, ref.observations, theirs.observations)
+            if specific == 0 and weak < MIN_SCALAR_EVIDENCE:
+                continue  # passes the case, or fails it on too little to name the mistake by
             if not compare(c, theirs.observations, got.observations):
                 matches.setdefault(r.name, []).append(w.name)
-    strength: dict[str, int] = {}
+    # How well each matching mistake explains this submission: the more of its failing cases
+    # it matches, the better; then the fewer cases it would fail that this submission passes.
+    passed = {r.name for r in results if r.verdict == Verdict.AC}
+    strength: dict[str, tuple[int, int]] = {}
     for names in matches.values():
         for n in names:
-            strength[n] = strength.get(n, 0) + 1
+            if n not in strength:
+                strength[n] = (0, -_fails_among(by_name, expected, n, passed))
+            strength[n] = (strength[n][0] + 1, strength[n][1])
     hints = {w.name: w.hint for w in expected.wrong}
     for r in failing:
         candidates = matches.get(r.name, [])
-        if candidates:
-            # Most matched cases first; among equals, the first in name order.
-            best = max(candidates, key=lambda n: (strength[n], -candidates.index(n)))
-            r.hint = hints[best]
+        if not candidates:
+            continue
+        top = max(strength[n] for n in candidates)
+        best = [n for n in candidates if strength[n] == top]
+        if len(best) == 1:
+            r.hint = split_pair(hints[best[0]])
 
 
-def _every_case(cases: list[Case], verdict: Verdict, message: str) -> list[CaseResult]:
+def _fails_among(cases: dict[str, Case], expected: Expected, wrong: str, names: set[str]) -> int:
+    """How many of the cases `names` the wrong solution `wrong` fails."""
+    run = next(w.run for w in expected.wrong if w.name == wrong)
+    count = 0
+    for name in names:
+        theirs, ref = run.cases.get(name), expected.reference.cases.get(name)
+        unfinished = theirs is None or ref is None or theirs.status != "ok"
+        if unfinished or compare(cases[name], ref.observations, theirs.observations):  # type: ignore[union-attr]
+            count += 1
+    return count
+
+
+def _every_case(cases: list[Case], verdict: Verdict, message: Text) -> list[CaseResult]:
     """One verdict for the whole submission, when nothing was run case by case."""
     return [
-        CaseResult(c.name, c.public, verdict, 0, c.points, 0.0, message, description=c.description)
+        CaseResult(
+            c.name, c.public, verdict, 0, c.points, 0.0, message, description=split_pair(c.description)
+        )
         for c in cases
     ]
 
@@ -173,9 +255,8 @@ def judge_source(
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
-        results = _every_case(
-            cases, Verdict.CE, f"代码太长 your code is larger than {MAX_SOURCE_BYTES // 1024} KiB"
-        )
+        kib = MAX_SOURCE_BYTES // 1024
+        results = _every_case(cases, Verdict.CE, msg("source_too_large", kib=kib))
         return build_report(problem, cases, results, backend, 0.0)
     # On a cache miss the trusted run (reference + wrong solutions) and the learner's run are
     # independent: run them side by side so a cold judgement costs one runner start, not two.
@@ -191,7 +272,7 @@ def judge_source(
         try:
             expected = pending.result()
         except TrustedRunError as exc:
-            results = _every_case(cases, Verdict.SE, f"参考解无法运行 the reference could not be run: {exc}")
+            results = _every_case(cases, Verdict.SE, msg("reference_failed", error=exc))
             return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)
     run = result.solutions[0]
     results = grade_solution(cases, run, result.stop, expected)

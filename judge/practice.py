@@ -162,10 +162,10 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
     backend = LocalBackend(code_root=LIBRARY)
     report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S)  # type: ignore[arg-type]
     if as_json:
-        print(report.to_json())
+        print(report.to_json(lang))
     else:
         where = problem.solution.relative_to(KIT.parent)
-        print(render_table(report, f"{problem.id} {problem.title(lang)} ({where})"))
+        print(render_table(report, f"{problem.id} {problem.title(lang)} ({where})", lang))
     record_status(problem, str(report.verdict), report.score, report.max_score)
     return bool(report.verdict == Verdict.AC)
 
@@ -260,6 +260,7 @@ def call(server: str, method: str, path: str, token: str, body: dict[str, Any] |
 
 def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
     from judge.report import CaseResult, Report, render_table
+    from judge.texts import same
     from judge.verdicts import Verdict
 
     online = call(server, "GET", f"/api/problems/{problem.id}", token)
@@ -280,15 +281,16 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
     wait = ""
     while True:
         asked = time.monotonic()
-        # After the first read, the server holds the request until the status changes.
-        sub = call(server, "GET", f"/api/submissions/{accepted['id']}{wait}", token)
+        # After the first read, the server holds the request until the status changes; its
+        # messages come in the language the kit prints.
+        sub = call(server, "GET", f"/api/submissions/{accepted['id']}?lang={lang}{wait}", token)
         if sub["status"] == "done":
             break
         if time.monotonic() > deadline:
             raise KitError(f"no verdict after {WAIT_S:.0f} s; see {server}/submissions/{accepted['id']}")
         if wait and time.monotonic() - asked < POLL_S:
             time.sleep(POLL_S)  # answered at once with nothing new: a server that does not wait
-        wait = "?wait=20"
+        wait = "&wait=20"
     report = Report(
         problem=problem.id,
         verdict=Verdict(sub["verdict"]),
@@ -305,14 +307,15 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
                 c["score"],
                 c["max_score"],
                 c["time_ms"],
-                c.get("message") or "",
-                c.get("hint"),
-                description=c.get("description"),
+                same(c.get("message") or ""),
+                same(c.get("hint") or ""),
+                description=same(c.get("description") or ""),
             )
             for c in sub["cases"]
         ],
     )
-    print(render_table(report, f"{problem.id} {problem.title(lang)} · 正式评测 official verdict"))
+    official = "正式评测" if lang == "zh" else "official verdict"
+    print(render_table(report, f"{problem.id} {problem.title(lang)} · {official}", lang))
     print(f"\n得分 score {sub['score']}/{sub['max_score']} · {server}/submissions/{sub['id']}")
     return bool(report.verdict == Verdict.AC)
 
@@ -335,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--server", help="the server's URL (default: the one this kit came from)")
     parser.add_argument("--token", help="an API token (default: JUDGE_TOKEN, then ~/.config/llm-judge/token)")
-    parser.add_argument("--lang", choices=["zh", "en"], default="zh", help="language of titles")
+    parser.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of what is printed")
     parser.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     args = parser.parse_args(argv)
     try:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from judge.verdicts import LABELS, Verdict
+from judge.texts import EMPTY, LANGUAGES, Text
+from judge.verdicts import Verdict, label
+
+if TYPE_CHECKING:
+    from judge.diagnose import Diagnosis
 
 
 @dataclass
@@ -17,9 +21,35 @@ class CaseResult:
     score: int
     max_score: int
     time_ms: float
-    message: str = ""
-    hint: str = ""
-    description: str = ""
+    message: Text = EMPTY
+    hint: Text = EMPTY
+    description: Text = EMPTY
+    # Why it fails, from expected and got alone (judge.diagnose), strongest first.
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    # A failing tensor of a public case as a small grid of error / tolerance (judge.errormap).
+    error_map: dict[str, Any] | None = None
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        """`lang` None keeps both languages (what is stored); "zh" or "en" gives that one only."""
+
+        def pick(t: Text) -> Any:
+            return t.to_dict() if lang is None else t.get(lang)
+
+        out: dict[str, Any] = {
+            "name": self.name,
+            "public": self.public,
+            "verdict": str(self.verdict),
+            "score": self.score,
+            "max_score": self.max_score,
+            "time_ms": self.time_ms,
+            "message": pick(self.message),
+            "hint": pick(self.hint),
+            "description": pick(self.description),
+            "diagnoses": [d.to_dict(lang) for d in self.diagnoses],
+        }
+        if self.error_map is not None:
+            out["error_map"] = self.error_map
+        return out
 
 
 @dataclass
@@ -35,24 +65,35 @@ class Report:
     log: str = ""  # what the learner's code printed (tail)
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["verdict"] = str(self.verdict)
-        for c in d["cases"]:
-            c["verdict"] = str(c["verdict"])
-        return d
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "verdict": str(self.verdict),
+            "score": self.score,
+            "max_score": self.max_score,
+            "backend": self.backend,
+            "time_ms": self.time_ms,
+            "cases": [c.to_dict(lang) for c in self.cases],
+            "elapsed_ms": self.elapsed_ms,
+            "log": self.log,
+            "warnings": self.warnings,
+        }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2)
+    def to_json(self, lang: str | None = None) -> str:
+        return json.dumps(self.to_dict(lang), ensure_ascii=False, indent=2)
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def render_table(report: Report, title: str = "") -> str:
+def render_table(report: Report, title: str = "", lang: str = "zh") -> str:
+    """The report as a table for a terminal, in one language."""
+    if lang not in LANGUAGES:
+        lang = "zh"
+    zh = lang == "zh"
     lines = []
-    head = f"题目 Problem {report.problem}"
+    head = f"{'题目' if zh else 'Problem'} {report.problem}"
     if title:
         head += f"  {title}"
     lines.append(f"{head}   [backend: {report.backend}]")
@@ -66,16 +107,28 @@ def render_table(report: Report, title: str = "") -> str:
         lines.append(f"  {c.name:<{width}}  {vis:6}  {c.verdict!s:<7}  {score:>7}  {c.time_ms:>7.1f}ms")
         if c.verdict != Verdict.AC:
             if c.message:
-                lines.append(_indent(c.message))
+                lines.append(_indent(c.message.get(lang)))
+            for d in c.diagnoses:
+                lines.append(_indent(("诊断：" if zh else "diagnosis: ") + d.text.get(lang)))
+            if c.error_map is not None:
+                from judge.errormap import render_text
+
+                lines.append(_indent(render_text(c.error_map, lang)))
             if c.hint:
-                lines.append(_indent("提示 hint: " + c.hint))
+                lines.append(_indent(("提示：" if zh else "hint: ") + c.hint.get(lang)))
     lines.append("")
-    lines.append(
-        f"结果 Verdict: {report.verdict} ({LABELS[report.verdict]})   "
-        f"得分 Score: {report.score}/{report.max_score}   "
-        f"用时 your code: {report.time_ms:.0f} ms (judging took {report.elapsed_ms:.0f} ms)"
-    )
+    name = label(report.verdict, lang)
+    if zh:
+        lines.append(
+            f"结果：{report.verdict}（{name}）   得分：{report.score}/{report.max_score}   "
+            f"你的代码用时 {report.time_ms:.0f} ms（评测共 {report.elapsed_ms:.0f} ms）"
+        )
+    else:
+        lines.append(
+            f"Verdict: {report.verdict} ({name})   Score: {report.score}/{report.max_score}   "
+            f"your code: {report.time_ms:.0f} ms (judging took {report.elapsed_ms:.0f} ms)"
+        )
     if report.log.strip():
-        lines.append("你的代码的输出 Your code printed (tail):")
+        lines.append("你的代码的输出（末尾）：" if zh else "Your code printed (tail):")
         lines.append(_indent(report.log.strip()[-1500:], "  | "))
     return "\n".join(lines)

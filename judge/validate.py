@@ -75,6 +75,7 @@ class Validation:
             "counts": self.counts,
             "checks": [asdict(c) for c in self.checks],
             "mutants": self.mutants.to_dict() if self.mutants is not None else None,
+            "feedback": self.mutants.feedback() if self.mutants is not None else None,
         }
 
 
@@ -202,9 +203,11 @@ def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> Non
         f"reference): {stale}"
         for stale in score.stale
     )
+    explained = len(score.with_feedback)
     summary = (
         f"{score.generated} generated, {len(score.killed)} killed, {declared} equivalent, "
-        f"{len(score.survivors)} survived"
+        f"{len(score.survivors)} survived; {explained} of {len(score.killed)} killed come with feedback "
+        f"(a diagnosis, a hint or a verdict that says why)"
     )
     if score.survivors:
         summary += (
@@ -212,7 +215,10 @@ def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> Non
             "that checks the promise it breaks, or declare it equivalent in problem.toml if no "
             "input can tell it apart"
         )
-    v.add("mutants", not problems, "\n".join([summary, *problems]))
+    unspecific = [
+        f"unspecific hint, shown for {u['mutants']} mutants: {u['hint']}" for u in score.unspecific_hints()
+    ]
+    v.add("mutants", not problems, "\n".join([summary, *problems, *unspecific]))
 
 
 def _check_forbidden(v: Validation, problem: Problem) -> None:

@@ -34,16 +34,26 @@ SEVERITY: tuple[Verdict, ...] = (
     Verdict.AC,
 )
 
-LABELS: dict[Verdict, str] = {
-    Verdict.AC: "通过 Accepted",
-    Verdict.WA: "答案错误 Wrong answer",
-    Verdict.RE: "运行出错 Runtime error",
-    Verdict.TLE: "超时 Time limit exceeded",
-    Verdict.MLE: "超内存 Memory limit exceeded",
-    Verdict.OLE: "输出超限 Output limit exceeded",
-    Verdict.CE: "无法加载 Compile error",
-    Verdict.SE: "评测系统错误 System error",
+# The name of each verdict in the two languages (CE: the code cannot be loaded: a syntax error,
+# or an entry point missing; both languages say that one thing).
+NAMES: dict[Verdict, tuple[str, str]] = {
+    Verdict.AC: ("通过", "Accepted"),
+    Verdict.WA: ("答案错误", "Wrong answer"),
+    Verdict.RE: ("运行出错", "Runtime error"),
+    Verdict.TLE: ("超时", "Time limit exceeded"),
+    Verdict.MLE: ("超内存", "Memory limit exceeded"),
+    Verdict.OLE: ("输出超限", "Output limit exceeded"),
+    Verdict.CE: ("无法加载", "Cannot be loaded"),
+    Verdict.SE: ("评测系统错误", "System error"),
 }
+
+
+def label(verdict: Verdict, lang: str) -> str:
+    zh, en = NAMES[verdict]
+    return en if lang == "en" else zh
+
+
+LABELS: dict[Verdict, str] = {v: f"{zh} {en}" for v, (zh, en) in NAMES.items()}
 
 
 def worst(verdicts: list[Verdict]) -> Verdict:

@@ -210,3 +210,18 @@ AdminDep = Annotated[User, Depends(require_admin)]
 
 def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
+
+
+def reader_language(request: Request, account_language: str | None = None) -> str:
+    """The language the API answers in: `?lang=`, else the first of Accept-Language that the
+    site speaks, else the account's, else Chinese."""
+    asked = request.query_params.get("lang")
+    if asked in ("zh", "en"):
+        return asked
+    for part in request.headers.get("accept-language", "").split(","):
+        tag = part.split(";")[0].strip().lower()
+        if tag.startswith("zh"):
+            return "zh"
+        if tag.startswith("en"):
+            return "en"
+    return account_language if account_language in ("zh", "en") else "zh"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from judge.checkers.base import Mismatch, check_with, describe_failure
+from judge.messages import msg
 
 # The defaults of torch.testing.assert_close, so that "close" means what PyTorch users expect.
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -43,7 +44,8 @@ class AllClose:
         diff = (g - e).abs().masked_fill(~finite, 0.0)
         bad = diff > atol + rtol * e.abs().masked_fill(~finite, 0.0)
         if bool(bad.any()):
-            return describe_failure(path, expected, got, bad, f"容差 tolerance rtol={rtol:g}, atol={atol:g}")
+            rule = msg("rule_tolerance", rtol=f"{rtol:g}", atol=f"{atol:g}")
+            return describe_failure(path, expected, got, bad, rule)
         return None
 
 

@@ -9,23 +9,53 @@ both values, and the fraction of elements that differ.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 
+from judge.messages import msg
+from judge.texts import Text
+
 FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 FIRST_MISMATCHES = 5
+EXACTLY = msg("rule_exact")
 
 
-@dataclass(frozen=True)
 class Mismatch:
-    """Why one observation (named by `path`) does not match the reference."""
+    """Why one observation (named by `path`) does not match the reference, in both languages.
 
-    path: str
-    message: str
+    The text may be given as a function that builds it: a failing tensor's message (errors,
+    indices, first mismatches) is only worth building when someone reads it, and the
+    diagnosers and the hint matcher ask thousands of times a package only whether two
+    tensors agree."""
+
+    __slots__ = ("_build", "_text", "path")
+
+    def __init__(self, path: str, text: Text | Callable[[], Text]) -> None:
+        self.path = path
+        self._text: Text | None = text if isinstance(text, Text) else None
+        self._build: Callable[[], Text] | None = None if isinstance(text, Text) else text
+
+    @property
+    def text(self) -> Text:
+        if self._text is None:
+            assert self._build is not None
+            self._text, self._build = self._build(), None
+        return self._text
+
+    @property
+    def message(self) -> str:
+        """Both languages in one string, for authors' tools (validate) and logs."""
+        return self.text.both()
+
+    def in_language(self, lang: str) -> str:
+        body = self.text.get(lang)
+        return f"{self.path}: {body}" if self.path else body
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+    def __repr__(self) -> str:
+        return f"Mismatch({self.path!r}, {self.text!r})"
 
 
 def fmt_value(v: float) -> str:
@@ -43,12 +73,9 @@ def fmt_index(flat: int, shape: torch.Size) -> str:
 def structural_mismatch(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
     """Shape and dtype must match exactly: no broadcasting, no silent casts."""
     if got.shape != expected.shape:
-        return Mismatch(
-            path,
-            f"形状不对 wrong shape: expected {tuple(expected.shape)}, got {tuple(got.shape)}",
-        )
+        return Mismatch(path, msg("wrong_shape", expected=tuple(expected.shape), got=tuple(got.shape)))
     if got.dtype != expected.dtype:
-        return Mismatch(path, f"dtype 不对 wrong dtype: expected {expected.dtype}, got {got.dtype}")
+        return Mismatch(path, msg("wrong_dtype", expected=expected.dtype, got=got.dtype))
     return None
 
 
@@ -68,13 +95,21 @@ def describe_failure(
     expected: torch.Tensor,
     got: torch.Tensor,
     bad: torch.Tensor,
-    rule: str,
-    extra: str = "",
+    rule: Text,
+    extra: Text | None = None,
 ) -> Mismatch:
-    """Build the message for a tensor whose elements marked in `bad` fail `rule`."""
+    """The mismatch of a tensor whose elements marked in `bad` fail `rule` (its text is built
+    when first read)."""
+    return Mismatch(path, lambda: _failure_text(expected, got, bad, rule, extra))
+
+
+def _failure_text(
+    expected: torch.Tensor, got: torch.Tensor, bad: torch.Tensor, rule: Text, extra: Text | None
+) -> Text:
     total = expected.numel()
     n_bad = int(bad.sum())
-    lines = [f"{n_bad} / {total} 个元素不符 elements differ ({100.0 * n_bad / max(total, 1):.2f}%), {rule}"]
+    share = f"{100.0 * n_bad / max(total, 1):.2f}%"
+    parts = [_in_both("elements_differ", rule, bad=n_bad, total=total, share=share)]
     e64 = expected.detach().to(torch.float64).reshape(-1)
     g64 = got.detach().to(torch.float64).reshape(-1)
     finite = torch.isfinite(e64) & torch.isfinite(g64)
@@ -85,35 +120,42 @@ def describe_failure(
         nonzero = finite & (e64 != 0)
         rel_err = torch.where(nonzero, abs_err / e64.abs().masked_fill(~nonzero, 1.0), 0.0)
         worst = int(abs_err.argmax())
-        rel = (
-            f"max rel err {fmt_value(float(rel_err.max()))}" if bool(nonzero.any()) else "the reference is 0"
-        )
-        lines.append(
-            f"max abs err {fmt_value(float(abs_err[worst]))} at {fmt_index(worst, expected.shape)}; {rel}"
-        )
-    if extra:
-        lines.append(extra)
+        at, worst_abs = fmt_index(worst, expected.shape), fmt_value(float(abs_err[worst]))
+        if bool(nonzero.any()):
+            parts.append(msg("worst_error", abs=worst_abs, at=at, rel=fmt_value(float(rel_err.max()))))
+        else:
+            parts.append(msg("worst_error_at_zero", abs=worst_abs, at=at))
+    if extra is not None:
+        parts.append(extra)
     flat_bad = bad.reshape(-1).nonzero().reshape(-1)[:FIRST_MISMATCHES].tolist()
-    firsts = [
-        f"{fmt_index(i, expected.shape)} expected {fmt_value(float(e64[i]))} got {fmt_value(float(g64[i]))}"
+    items = [
+        msg(
+            "first_mismatch_item",
+            at=fmt_index(i, expected.shape),
+            expected=fmt_value(float(e64[i])),
+            got=fmt_value(float(g64[i])),
+        )
         for i in flat_bad
     ]
-    if firsts:
-        lines.append("first: " + "; ".join(firsts))
-    return Mismatch(path, "\n".join(lines))
+    if items:
+        joined = Text("；".join(t.zh for t in items), "; ".join(t.en for t in items))
+        parts.append(_in_both("first_mismatches", joined, param="items"))
+    return Text.join(parts)
+
+
+def _in_both(key: str, inner: Text, param: str = "rule", **params: object) -> Text:
+    """A message that embeds another text: each language gets the inner text in its own."""
+    return Text(msg(key, **params, **{param: inner.zh}).zh, msg(key, **params, **{param: inner.en}).en)
 
 
 def special_failure(path: str, expected: torch.Tensor, got: torch.Tensor, bad: torch.Tensor) -> Mismatch:
     got_nan = int((torch.isnan(got) & ~torch.isnan(expected)).sum())
     got_inf = int((torch.isinf(got) & ~torch.isinf(expected)).sum())
-    why = []
-    if got_nan:
-        why.append(f"{got_nan} 个 NaN NaN where the reference is a number")
-    if got_inf:
-        why.append(f"{got_inf} 个 inf inf where the reference is finite")
-    if not why:
-        why.append("NaN/inf 的位置或符号与参考不同 NaN/inf where the reference has none or another sign")
-    return describe_failure(path, expected, got, bad, "NaN/inf: " + ", ".join(why))
+    what = [msg("special_nan", n=got_nan)] if got_nan else []
+    what += [msg("special_inf", n=got_inf)] if got_inf else []
+    what = what or [msg("special_other")]
+    joined = Text("，".join(t.zh for t in what), ", ".join(t.en for t in what))
+    return describe_failure(path, expected, got, bad, _in_both("rule_special", joined, param="what"))
 
 
 # Given expected and got (same shape and dtype, NaN/inf already in agreement), the mismatch
@@ -128,7 +170,7 @@ def check_with(path: str, expected: torch.Tensor, got: torch.Tensor, rule: Finit
     if expected.dtype not in FLOAT_DTYPES:
         bad = expected != got
         if bool(bad.any()):
-            return describe_failure(path, expected, got, bad, "须完全相等 must be exactly equal")
+            return describe_failure(path, expected, got, bad, EXACTLY)
         return None
     special = special_mismatch(expected, got)
     if bool(special.any()):

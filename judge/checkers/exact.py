@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import torch
 
-from judge.checkers.base import Mismatch, check_with, describe_failure
+from judge.checkers.base import EXACTLY, Mismatch, check_with, describe_failure
 
 
 def _equal(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
     bad = (expected != got) & ~torch.isnan(expected)
     if bool(bad.any()):
-        return describe_failure(path, expected, got, bad, "须完全相等 must be exactly equal")
+        return describe_failure(path, expected, got, bad, EXACTLY)
     return None
 
 

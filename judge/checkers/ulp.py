@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from judge.checkers.base import Mismatch, check_with, describe_failure
+from judge.messages import msg
 
 # Integer views of the same width, used to put floats on an ordered integer line.
 _INT_VIEW: dict[torch.dtype, torch.dtype] = {
@@ -66,8 +67,8 @@ class Ulp:
                 expected,
                 got,
                 too_far,
-                f"超过 more than {self.max_ulps} ulp (max {worst} ulp)",
-                extra=f"{100 * frac:.1f}% of elements differ at all",
+                msg("rule_ulps", max_ulps=self.max_ulps, worst=worst),
+                extra=msg("ulps_share", share=f"{100 * frac:.1f}"),
             )
         if frac > self.max_fraction:
             return describe_failure(
@@ -75,7 +76,9 @@ class Ulp:
                 expected,
                 got,
                 differing,
-                f"相差的元素太多 too many differ: {100 * frac:.1f}% > {100 * self.max_fraction:g}% allowed",
+                msg(
+                    "rule_too_many_differ", share=f"{100 * frac:.1f}", allowed=f"{100 * self.max_fraction:g}"
+                ),
             )
         return None
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from judge.diagnose import diagnose_case
 from judge.execution import RunResult, limits_for, run_solutions
 from judge.expected import Expected
-from judge.grading import grade_solution
+from judge.grading import attach_hints, grade_solution
 from judge.mutation.generate import Mutant, generate
 from judge.runner.job import SolutionSource
 from judge.verdicts import Verdict
@@ -32,6 +33,9 @@ BATCH = 24
 # most the problem's limit. A mutant slower than that is killed (as a learner's would be).
 SLOWDOWN = 20.0
 MIN_MUTANT_S = 2.0
+# A listed mistake's hint shown for this share of the killed mutants (and at least this many).
+UNSPECIFIC_SHARE = 0.3
+UNSPECIFIC_AT_LEAST = 5
 
 
 @dataclass
@@ -67,6 +71,13 @@ class MutationScore:
         return [r for r in self.results if not r.killed and r.mutant.id in self.equivalent]
 
     @property
+    def with_feedback(self) -> list[MutantResult]:
+        """Killed mutants a learner would be told something about beyond numbers: a failing case
+        with a diagnosis or a listed mistake's hint, or a verdict that names its cause itself
+        (a traceback, a time-out, a memory limit)."""
+        return [r for r in self.killed if _explained(r)]
+
+    @property
     def stale(self) -> list[str]:
         """Declared equivalents that no longer match a surviving mutant (killed, or gone)."""
         surviving = {r.mutant.id for r in self.declared_survivors}
@@ -82,6 +93,27 @@ class MutationScore:
                 {"id": r.mutant.id, "line": r.mutant.line, "change": r.mutant.change} for r in self.survivors
             ],
         }
+
+    def feedback(self) -> dict[str, Any]:
+        return {
+            "killed": len(self.killed),
+            "with_feedback": len(self.with_feedback),
+            "unspecific_hints": self.unspecific_hints(),
+        }
+
+    def unspecific_hints(self) -> list[dict[str, Any]]:
+        """Hints of listed mistakes that many unrelated mutants are shown: a hint that fires for
+        a third of all the ways to be wrong is not telling anyone what their mistake is."""
+        counts: dict[str, int] = {}
+        for r in self.killed:
+            for hint in {c.hint.en or c.hint.zh for c in r.results if c.hint}:
+                counts[hint] = counts.get(hint, 0) + 1
+        limit = max(UNSPECIFIC_AT_LEAST, UNSPECIFIC_SHARE * len(self.killed))
+        return [
+            {"hint": hint.splitlines()[0][:80], "mutants": n}
+            for hint, n in sorted(counts.items(), key=lambda kv: -kv[1])
+            if n >= limit
+        ]
 
 
 def mutant_limits(problem: Problem, startup_s: float, reference_s: float, n: int) -> Limits:
@@ -111,8 +143,10 @@ def score_mutants(
         run = run_solutions(problem, sources, names, backend, limits)
         done = _finished(run, batch)
         for m, solution in zip(batch[:done], run.solutions[:done], strict=True):
-            graded = grade_solution(cases, solution, None, expected)
+            graded = grade_solution(cases, solution, None, expected, explain=False)
+            attach_hints(cases, graded, solution, expected)
             failing = [r for r in graded if r.verdict != Verdict.AC]
+            _explain_until_one(cases, solution, expected, failing)
             results[m.id] = MutantResult(m, bool(failing), [r.name for r in failing], failing)
         if done < len(batch):
             culprit = batch[done]
@@ -136,3 +170,24 @@ def _finished(run: RunResult, batch: list[Mutant]) -> int:
             return i
     # Every mutant reported something but the process did not finish: the last one broke it.
     return len(batch) - 1
+
+
+def _explained(r: MutantResult) -> bool:
+    if not r.results:  # stopped the run (TLE, MLE, a crash): the verdict says why
+        return True
+    return any(c.verdict != Verdict.WA or c.diagnoses or c.hint for c in r.results)
+
+
+def _explain_until_one(cases: list[Any], solution: Any, expected: Expected, failing: list[Any]) -> None:
+    """Diagnose the failing cases one at a time until one has something to say: the feedback
+    count needs to know whether a learner would be told anything, not everything."""
+    if any(r.hint or r.verdict != Verdict.WA for r in failing):
+        return
+    by_name = {c.name: c for c in cases}
+    for r in failing:
+        got, ref = solution.cases.get(r.name), expected.reference.cases.get(r.name)
+        if got is None or ref is None or got.status != "ok":
+            continue
+        r.diagnoses = diagnose_case(by_name[r.name], ref.observations, got.observations)
+        if r.diagnoses:
+            return

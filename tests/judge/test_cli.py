@@ -47,12 +47,18 @@ def test_run_json_ac_for_another_style(env: dict[str, str]) -> None:
 
 
 def test_run_table_wa_with_hint_and_exit_1(env: dict[str, str]) -> None:
-    res = judge_cli(env, "run", "204", str(PKG / "solutions/wrong/gate_sigmoid.py"), "--backend", "local")
+    wrong = str(PKG / "solutions/wrong/gate_sigmoid.py")
+    res = judge_cli(env, "run", "204", wrong, "--backend", "local")
     assert res.returncode == 1
     assert "gated_fp32" in res.stdout and "WA" in res.stdout
-    assert "silu(z) = z·sigmoid(z)" in res.stdout
-    score = re.search(r"Score: (\d+)/100", res.stdout)
-    assert score is not None and 0 < int(score.group(1)) < 100, res.stdout[-500:]
+    assert re.search(r"得分：\d+/100", res.stdout) and "提示：" in res.stdout
+    # One language at a time: the English table holds no Chinese (the warning is the backend's).
+    en = judge_cli(env, "run", "204", wrong, "--backend", "local", "--lang", "en")
+    score = re.search(r"Score: (\d+)/100", en.stdout)
+    assert score is not None and 0 < int(score.group(1)) < 100 and "hint: " in en.stdout
+    assert "silu(z) = z·sigmoid(z)" in en.stdout
+    table = "\n".join(line for line in en.stdout.splitlines() if not line.lstrip().startswith("!"))
+    assert not [ch for ch in table if "\u4e00" <= ch <= "\u9fff"], table
 
 
 def test_run_public_cases_only(env: dict[str, str]) -> None:

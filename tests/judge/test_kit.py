@@ -14,13 +14,26 @@ from typing import Any
 import pytest
 import torch
 
+from judge.expected import ExpectedStore
 from judge.kit import public_cases_source
 from judge.package import Problem
 from judge.settings import REPO_ROOT
+from tests.factories import judge_problem
 
 PROBLEMS = REPO_ROOT / "problems"
 KIT_PROBLEMS = ("204", "207")
-COMPARED = ("name", "public", "verdict", "score", "max_score", "message", "hint")
+COMPARED = (
+    "name",
+    "public",
+    "verdict",
+    "score",
+    "max_score",
+    "message",
+    "hint",
+    "description",
+    "diagnoses",
+    "error_map",
+)
 
 
 def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -147,20 +160,18 @@ SOLUTIONS = {
 @pytest.mark.slow
 @pytest.mark.parametrize(("problem_id", "which"), [(p, s) for p, items in SOLUTIONS.items() for s in items])
 def test_local_verdicts_equal_the_server_judge(
-    kit: Path, torch_only: str, tmp_path: Path, problem_id: str, which: str
+    kit: Path, torch_only: str, store: ExpectedStore, problem_id: str, which: str
 ) -> None:
     package = next(PROBLEMS.glob(f"{problem_id}-*"))
     source = "def broken(:\n    pass\n" if which == "syntax error" else (package / which).read_text()
-    solution = tmp_path / "solution.py"
-    solution.write_text(source)
-    server = run(
-        [sys.executable, "-m", "judge", "run", problem_id, str(solution), "--cases", "public", "--json"]
-    )
-    assert server.returncode in (0, 1), server.stderr
+    # The server's judgement as `judge run --cases public --json` makes it (in this process, on
+    # the problem tests' sandbox, rather than a new process and pool per solution).
+    report = judge_problem(Problem(package), source, store, "public")
+    theirs = report.to_dict("zh")
     (kit / package.name / "solution.py").write_text(source)
     local = run([torch_only, str(kit / "judge.py"), problem_id, "--json"])
-    assert local.returncode == server.returncode, local.stderr
-    ours, theirs = json.loads(local.stdout), json.loads(server.stdout)
+    assert local.returncode == (0 if theirs["verdict"] == "AC" else 1), local.stderr
+    ours = json.loads(local.stdout)
     assert (ours["verdict"], ours["score"], ours["max_score"]) == (
         theirs["verdict"],
         theirs["score"],
@@ -178,7 +189,7 @@ def test_listing_and_table_in_the_torch_only_venv(kit: Path, torch_only: str) ->
     )
     judged = run([torch_only, str(kit / "judge.py"), "204"])
     assert judged.returncode == 1
-    assert "提示 hint" in judged.stdout and "(1 + weight)" in judged.stdout
+    assert "提示：" in judged.stdout and "(1 + weight)" in judged.stdout
     listed = run([torch_only, str(kit / "judge.py")])
     assert listed.returncode == 0
     assert "204" in listed.stdout and "WA" in listed.stdout and "207" in listed.stdout

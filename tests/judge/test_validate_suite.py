@@ -80,6 +80,8 @@ SUITE = [
         {"wrong": {**WRONG, "thrice": '"""三倍 / Three times."""\ndef f(x):\n    return 3 * x\n'}},
         "wrong/times_three",
         "is never shown its hint",
+        # Identical outputs are a tie, and a tie names neither mistake.
+        frozenset({"wrong/thrice"}),
     ),
     Bad(
         "surviving_mutant",

@@ -415,9 +415,11 @@ def test_admin_sees_a_code(world: World) -> None:
 
 
 @pytest.mark.slow
-def test_hidden_cases_show_verdict_and_score_only(tmp_path: Path) -> None:
-    """A judged submit that fails a hidden case: its owner sees the hidden case's name, verdict and
-    score but not its message or hint (they hold expected values); an admin sees everything."""
+def test_hidden_cases_teach_without_leaking(tmp_path: Path) -> None:
+    """A judged submit that fails a hidden case: its owner sees the hidden case's name, verdict,
+    score, description, the kinds of its diagnoses and a listed mistake's hint, but never its
+    message, a diagnosis's sentence or an error map (they hold expected values, indices and
+    inputs); an admin sees everything."""
     marker = f"A_PRIVATE_{uuid.uuid4().hex}"
     code = f"# {marker}\n" + read_204("solutions/wrong/eps_outside_sqrt.py")
     with make_client(make_settings(tmp_path, workers=1)) as client:
@@ -433,10 +435,13 @@ def test_hidden_cases_show_verdict_and_score_only(tmp_path: Path) -> None:
         public = [c for c in mine["cases"] if c["public"]]
         assert hidden and public
         assert any(c["verdict"] != "AC" for c in hidden), "the wrong solution must fail a hidden case"
+        teaching = {"description", "hint", "diagnoses"}
         for case in hidden:
-            shown = {k for k, v in case.items() if v is not None}
-            assert shown <= set(HIDDEN_CASE_FIELDS), f"{case['name']}: {sorted(shown)}"
-            assert {"message", "hint", "description"}.isdisjoint(shown)
+            shown = {k for k, v in case.items() if v not in (None, [])}
+            assert shown <= set(HIDDEN_CASE_FIELDS) | teaching, f"{case['name']}: {sorted(shown)}"
+            assert {"message", "error_map"}.isdisjoint(shown)
+            assert all(d["message"] is None and d["label"] for d in case["diagnoses"]), case["diagnoses"]
+        assert any(c["description"] for c in hidden)
         assert mine["log"] is None  # a submit's output may echo hidden inputs
 
         res = client.get(f"/api/submissions/{sub_id}", headers=bearer(b_token))

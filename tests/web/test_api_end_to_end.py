@@ -24,6 +24,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import Problem
+from judge.texts import split_pair
 from tests.web.factories import (
     METRICS_HEADERS,
     PASSWORD,
@@ -235,10 +236,34 @@ def test_a_wrong_solution_gets_wa_and_its_hint_on_a_public_case(flow: Flow) -> N
     hidden = [c for c in failing if not c["public"]]
     assert public and hidden
     assert all(c["message"] and c["description"] for c in public)
-    assert any(c["hint"] == WRONG_HINT for c in public), public
-    # Hidden cases: verdict and score, nothing that tells their inputs or expected values.
+    # In the reader's language (Chinese by default): the hint's Chinese paragraph only.
+    assert any(c["hint"] and c["hint"] == split_pair(WRONG_HINT).zh for c in public), public
+    # Hidden cases: nothing that tells their inputs or expected values.
     for c in (c for c in sub["cases"] if not c["public"]):
-        assert (c["message"], c["hint"], c["description"]) == (None, None, None), c
+        assert c["message"] is None and c.get("error_map") is None, c
+        assert all(d["message"] is None for d in c["diagnoses"]), c
+
+
+@pytest.mark.slow
+def test_results_come_in_the_readers_language_only(flow: Flow, server: TestClient) -> None:
+    """?lang= first, then Accept-Language, then the account's language (Chinese here)."""
+
+    def read(query: str = "", **headers: str) -> list[dict[str, Any]]:
+        res = server.get(
+            f"/api/submissions/{flow.wrong['id']}{query}", headers={**bearer(flow.zoe_token), **headers}
+        )
+        assert res.status_code == 200, res.text
+        return [c for c in res.json()["cases"] if c["public"] and c["verdict"] == "WA"]
+
+    def chinese(text: str | None) -> bool:
+        return any("\u4e00" <= ch <= "\u9fff" for ch in text or "")
+
+    for cases in (read("?lang=en"), read(**{"Accept-Language": "en-GB,en;q=0.8"})):
+        assert cases and all(c["message"] and not chinese(c["message"]) for c in cases)
+        assert all(not chinese(c["description"]) and not chinese(c["hint"]) for c in cases)
+        assert any("elements differ" in c["message"] for c in cases)
+    for cases in (read(), read("?lang=zh", **{"Accept-Language": "en"})):
+        assert all(chinese(c["message"]) and "elements differ" not in c["message"] for c in cases)
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from web.deps import DbDep, DbText, IdPath
 from web.pages.common import PageUserDep, to_login
-from web.pages.templating import render
+from web.pages.templating import page_language, render
 from web.problems.models import ProblemVersion
 from web.submissions.router import my_submissions, read_submission
 
@@ -41,7 +41,8 @@ def submissions_page(
 def submission_page(submission_id: IdPath, request: Request, principal: PageUserDep, db: DbDep) -> Response:
     if principal is None:
         return to_login(request)
-    sub = read_submission(submission_id, principal.user, db)  # someone else's: a 404 page
+    # Someone else's: a 404 page. The report in the page's language, as the script asks for it.
+    sub = read_submission(submission_id, principal.user, db, page_language(request, principal.user))
     return render(
         request,
         "submission.html",

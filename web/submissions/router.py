@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from web.auth import ratelimit
 from web.auth.models import User
-from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
+from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
 from web.errors import ensure_code_fits, not_found
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
@@ -70,6 +70,7 @@ def my_submissions(
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)
 async def get_submission(
+    request: Request,
     submission_id: IdPath,
     user: UserDep,
     db: DbDep,
@@ -86,7 +87,8 @@ async def get_submission(
     # Every waiting learner's page reads this. The reads run in a thread; the answer is checked
     # against the response model here on the loop (a plain-function route would send that
     # check to a second thread).
-    first = await run_in_threadpool(read_submission, submission_id, user, db)
+    lang = reader_language(request, user.language)
+    first = await run_in_threadpool(read_submission, submission_id, user, db, lang)
     if wait <= 0 or first.status == "done":
         return first
     # The wait itself holds no thread and no database connection: it sleeps on the loop until
@@ -101,7 +103,7 @@ async def get_submission(
     board = platform.pool.board if platform.pool is not None else _UNANNOUNCED
     if not await board.wait_until(submission_id, changed, wait):
         return first
-    return await run_in_threadpool(read_submission, submission_id, user, db)
+    return await run_in_threadpool(read_submission, submission_id, user, db, lang)
 
 
 # Nobody announces on it: for a server whose workers all run elsewhere (JUDGE_WORKERS=0).
@@ -123,7 +125,7 @@ _SUBMISSION_AND_VERSION = (
 )
 
 
-def read_submission(submission_id: int, user: User, db: Session) -> SubmissionDetail:
+def read_submission(submission_id: int, user: User, db: Session, lang: str = "zh") -> SubmissionDetail:
     found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
     # Someone else's submission is "not found", so ids reveal nothing.
     if found is None or (found[0].user_id != user.id and not user.is_admin):
@@ -131,4 +133,4 @@ def read_submission(submission_id: int, user: User, db: Session) -> SubmissionDe
     sub: Submission = found[0]
     version: str | None = found[1]
     owner = db.get(User, sub.user_id)  # the reader themself: no query (the identity map has them)
-    return detail(sub, owner.username if owner else "?", version, user.is_admin)
+    return detail(sub, owner.username if owner else "?", version, user.is_admin, lang)

@@ -7,9 +7,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from judge.texts import Text
 from web.submissions.models import Submission
 
+# What a learner sees of a hidden case: no message (it holds expected values and indices), no
+# picture of the error, and diagnoses by kind only (their sentences name shapes and indices).
 HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "time_ms")
+
+
+class DiagnosisOut(BaseModel):
+    kind: str
+    label: str | None = None  # the kind in a few words: all a hidden case says
+    message: str | None = None  # withheld on hidden cases
 
 
 class CaseOut(BaseModel):
@@ -22,6 +31,8 @@ class CaseOut(BaseModel):
     message: str | None = None
     hint: str | None = None
     description: str | None = None
+    diagnoses: list[DiagnosisOut] = []
+    error_map: dict[str, Any] | None = None
 
 
 class SubmissionSummary(BaseModel):
@@ -61,18 +72,45 @@ def summary(sub: Submission) -> SubmissionSummary:
     )
 
 
-def visible_cases(report: dict[str, Any] | None, full: bool) -> list[CaseOut]:
-    """Hidden cases' messages hold expected values and inputs: only admins see them."""
+def _text(raw: Any, lang: str) -> str | None:
+    """A stored text in the reader's language (reports kept before languages were kept apart
+    hold one string with both)."""
+    if raw is None or raw == "":
+        return None
+    return Text.from_dict(raw).get(lang) or None
+
+
+def visible_cases(report: dict[str, Any] | None, full: bool, lang: str = "zh") -> list[CaseOut]:
+    """Hidden cases' messages hold expected values and inputs: only admins see them. A hidden
+    case still teaches: its description, the kinds of its diagnoses and a listed mistake's hint."""
     out = []
     for case in (report or {}).get("cases", []):
-        if full or case.get("public"):
-            out.append(CaseOut(**{k: case.get(k) for k in CaseOut.model_fields if k in case}))
-        else:
-            out.append(CaseOut(**{k: case[k] for k in HIDDEN_CASE_FIELDS}))
+        shown = full or bool(case.get("public"))
+        diagnoses = [
+            DiagnosisOut(
+                kind=str(d.get("kind")),
+                label=_text(d.get("label"), lang),
+                message=_text(d.get("message"), lang) if shown else None,
+            )
+            for d in case.get("diagnoses", [])
+            if isinstance(d, dict)
+        ]
+        out.append(
+            CaseOut(
+                **{k: case[k] for k in HIDDEN_CASE_FIELDS},
+                message=_text(case.get("message"), lang) if shown else None,
+                hint=_text(case.get("hint"), lang),
+                description=_text(case.get("description"), lang),
+                diagnoses=diagnoses,
+                error_map=case.get("error_map") if shown else None,
+            )
+        )
     return out
 
 
-def detail(sub: Submission, username: str, version: str | None, full: bool) -> SubmissionDetail:
+def detail(
+    sub: Submission, username: str, version: str | None, full: bool, lang: str = "zh"
+) -> SubmissionDetail:
     report = sub.report or {}
     # A submit's printed output may echo hidden inputs; a run only sees public cases.
     log = report.get("log") if (full or sub.mode == "run") else None
@@ -82,7 +120,7 @@ def detail(sub: Submission, username: str, version: str | None, full: bool) -> S
         code=sub.code,
         problem_version=version,
         time_ms=report.get("time_ms"),
-        cases=visible_cases(report, full),
+        cases=visible_cases(report, full, lang),
         log=log,
         warnings=list(report.get("warnings", [])),
     )

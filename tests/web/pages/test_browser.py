@@ -211,6 +211,51 @@ def test_wrong_solution_shows_its_hint(page: Page, site: Site) -> None:
     expect(page.locator("#panel-statement")).to_be_visible()
 
 
+# A mistake no package lists: the output doubled. The judge still says what it sees.
+DOUBLED = read_204("reference.py").replace(
+    "return (_normalize_fp32(x, self.eps) * scale).to(x.dtype)",
+    "return (2 * _normalize_fp32(x, self.eps) * scale).to(x.dtype)",
+)
+
+
+def has_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def test_a_failing_case_shows_its_diagnosis_and_heatmap_in_one_language(page: Page, site: Site) -> None:
+    assert "2 * _normalize_fp32" in DOUBLED
+    register_via_ui(page, unique_name("learner"))
+    page.goto("/problems/204")
+    ready(page)
+    set_code(page, DOUBLED)
+    page.get_by_role("button", name="运行").click()
+    expect(page.get_by_test_id("summary")).to_contain_text("答案错误", timeout=JUDGED_S)
+    diagnosis = page.get_by_test_id("case-diagnoses").first
+    expect(diagnosis).to_contain_text("倍")  # "2 倍": a constant factor, in Chinese
+    heatmap = page.get_by_test_id("error-map").first
+    expect(heatmap).to_be_visible()
+    assert heatmap.locator(".error-map-cell").count() > 1
+    expect(heatmap.locator("figcaption")).to_contain_text("误差")
+    message = page.get_by_test_id("case-message").first.inner_text()
+    assert "元素不符" in message and "elements differ" not in message
+    heatmap.scroll_into_view_if_needed()
+    page.screenshot(path=site.shots / "problem-diagnosis-zh.png")
+
+    # The same submission read in English: every line of it in English only.
+    page.get_by_test_id("language-switch").click()
+    ready(page)
+    page.get_by_role("tab", name="My submissions").click()
+    page.get_by_test_id("history").locator("button.history-item").first.click()
+    diagnosis = page.get_by_test_id("case-diagnoses").first
+    expect(diagnosis).to_contain_text("times the reference")
+    heatmap = page.get_by_test_id("error-map").first
+    expect(heatmap.locator("figcaption")).to_contain_text("tolerance")
+    results = page.locator("#results").inner_text()
+    assert "elements differ" in results and not has_chinese(results), results[:2000]
+    heatmap.scroll_into_view_if_needed()
+    page.screenshot(path=site.shots / "problem-diagnosis-en.png")
+
+
 def test_syntax_error_marks_the_line(page: Page) -> None:
     register_via_ui(page, unique_name("learner"))
     page.goto("/problems/204")

@@ -15,3 +15,8 @@ export function t(id, vars) {
 export function pageLanguage() {
   return document.documentElement.lang || "zh-CN";
 }
+
+// The site's own code for the page language ("zh" or "en"), as the API's ?lang= takes it.
+export function siteLanguage() {
+  return pageLanguage().startsWith("en") ? "en" : "zh";
+}

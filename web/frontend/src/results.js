@@ -1,7 +1,8 @@
-// The results panel of a submission: a summary, then one row per case with its message and
-// the hint of a matching wrong solution. Hidden cases come with verdict and points only.
+// The results panel of a submission: a summary, then one row per case with its message, what the
+// judge diagnosed, a picture of the error (public cases) and the hint of a matching known mistake.
+// Hidden cases come with their description, the kinds of their diagnoses and the hint only.
 import { h } from "./dom.js";
-import { t } from "./i18n.js";
+import { siteLanguage, t } from "./i18n.js";
 
 export function verdictLabel(verdict) {
   const labels = {
@@ -44,14 +45,60 @@ export function errorLine(sub) {
   return null;
 }
 
+// Error / tolerance as a grid: dark cells fail, NaN and inf are marked. Built from text nodes and
+// styles only, like everything else here (a learner's numbers never become markup).
+function errorMap(m) {
+  const cols = m.cells.length ? m.cells[0].length : 0;
+  const grid = h("div", {
+    class: "error-map-grid",
+    role: "img",
+    "aria-label": t("Error map: {rows} rows by {cols} columns", { rows: m.rows, cols: m.cols }),
+    style: `grid-template-columns: repeat(${cols}, minmax(4px, 1fr))`,
+  });
+  for (const row of m.cells) {
+    for (const v of row) {
+      const cell = h("span", { class: "error-map-cell" });
+      if (v === "nan" || v === "inf") {
+        cell.classList.add(`error-map-${v}`);
+        cell.title = v.toUpperCase();
+      } else {
+        // Within tolerance (<= 1) is white; beyond it, darker by orders of magnitude.
+        const level = v <= 1 ? 0 : Math.min(1, 0.25 + Math.log10(v) / 4);
+        cell.style.background = level ? `rgba(200, 30, 30, ${level.toFixed(2)})` : "transparent";
+        cell.title = String(v);
+      }
+      grid.append(cell);
+    }
+  }
+  return h("figure", { class: "error-map", "data-testid": "error-map" },
+    h("figcaption", {},
+      markdownLine(t("Where `{path}` is wrong (error ÷ tolerance)", { path: m.path || "" }), "span"), " · ",
+      t("rows: axes {axis}", { axis: m.row_axis }), " · ", t("columns: axis {axis}", { axis: m.col_axis })),
+    grid,
+    h("p", { class: "error-map-legend" },
+      h("span", { class: "swatch swatch-ok" }), " ", t("within tolerance"), "  ",
+      h("span", { class: "swatch swatch-bad" }), " ", t("out of tolerance"), "  ",
+      h("span", { class: "swatch error-map-nan" }), " NaN  ",
+      h("span", { class: "swatch error-map-inf" }), " inf"));
+}
+
 function caseDetail(c) {
   const parts = [];
-  if (c.description) parts.push(h("p", { class: "case-description" }, c.description));
+  if (c.description) parts.push(markdownLine(c.description, "p", "case-description"));
   if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, c.message));
+  const said = (c.diagnoses || []).filter((d) => d.message);
+  if (said.length) {
+    parts.push(h("ul", { class: "diagnoses", "data-testid": "case-diagnoses" },
+      ...said.map((d) => h("li", { "data-kind": d.kind }, markdownLine(d.message, "span")))));
+  } else if ((c.diagnoses || []).length) {
+    parts.push(h("p", { class: "diagnoses-kinds", "data-testid": "case-diagnoses" },
+      t("What the judge sees: {kinds}", { kinds: c.diagnoses.map((d) => d.label || d.kind).join(", ") })));
+  }
+  if (c.error_map) parts.push(errorMap(c.error_map));
   if (c.hint) {
     parts.push(
       h("aside", { class: "hint", "data-testid": "case-hint", "aria-label": t("Hint") },
-        h("strong", {}, t("Hint")), " ", c.hint)
+        h("strong", {}, t("Hint")), " ", markdownLine(c.hint, "span"))
     );
   }
   return parts;
@@ -122,7 +169,8 @@ export async function follow(api, id, onUpdate) {
     let sub;
     const asked = Date.now();
     try {
-      sub = await api("GET", `/api/submissions/${id}${last ? "?wait=20" : ""}`);
+      // The page's language, not the browser's: the learner chose it on the site.
+      sub = await api("GET", `/api/submissions/${id}?lang=${siteLanguage()}${last ? "&wait=20" : ""}`);
       failures = 0;
     } catch (err) {
       // A blip (a restart, a dropped connection) is retried; a refusal (401, 404) is not.
@@ -141,4 +189,15 @@ export async function follow(api, id, onUpdate) {
     }
     last = sub ? sub.status : last;
   }
+}
+
+// `code` spans of an author's or the judge's sentence as <code>; everything else stays text.
+function markdownLine(text, tag, cls) {
+  const el = h(tag, cls ? { class: cls } : {});
+  const parts = String(text).split("`");
+  parts.forEach((part, i) => {
+    if (!part) return;
+    el.append(i % 2 ? h("code", {}, part) : document.createTextNode(part));
+  });
+  return el;
 }

@@ -1,0 +1,40 @@
+"""A short name for each kind of diagnosis: what a hidden case may say of its failure (the full
+sentence names shapes and indices, which would describe the hidden inputs)."""
+
+from __future__ import annotations
+
+from judge.texts import Text
+
+KINDS: dict[str, Text] = {
+    "dtype": Text("dtype 不对，数值是对的", "right values, wrong dtype"),
+    "axes_permuted": Text("轴的顺序不对", "axes in the wrong order"),
+    "reshaped": Text("形状不对，元素是对的", "right elements, wrong shape"),
+    "extra_axis": Text("多了一个大小为 1 的轴", "an extra axis of size 1"),
+    "missing_axis": Text("少了一个大小为 1 的轴", "a missing axis of size 1"),
+    "broadcast": Text("广播出的形状", "a broadcast shape"),
+    "scaled": Text("差一个常数因子", "off by a constant factor"),
+    "offset": Text("差一个常数", "off by a constant"),
+    "shifted": Text("错位（差一）", "shifted (off by one)"),
+    "halves_swapped": Text("两半对调", "halves swapped"),
+    "half_negated": Text("一半的符号反了", "one half negated"),
+    "reversed": Text("顺序反了", "reversed"),
+    "wrong_where_zero": Text("只在应为 0 的位置不对", "wrong only where the reference is 0"),
+    "wrong_where_masked": Text("只在被屏蔽的位置不对", "wrong only where masked"),
+    "wrong_in_slices": Text("只有部分行、头或 batch 不对", "wrong only in some rows, heads or batch items"),
+    "overflow": Text("低精度溢出", "an overflow in low precision"),
+    "nan_rows": Text("整行 NaN", "whole rows of NaN"),
+    "exp_overflow": Text("exp 溢出", "exp overflowed"),
+    "nan": Text("出现了 NaN", "NaN appeared"),
+    "ulps": Text("只差一两个 ulp（中间精度）", "a step or two in the last place (intermediate precision)"),
+    "error_grows_with_magnitude": Text("误差随数值增大", "error grows with magnitude"),
+    "error_grows_with_position": Text("误差随位置增大", "error grows with position"),
+    "gradient_wrong": Text("前向对，梯度不对", "forward right, gradient wrong"),
+    "gradient_missing": Text("前向对，没有梯度", "forward right, no gradient"),
+    "input_modified": Text("原地修改了输入", "an input modified in place"),
+    "zeros": Text("全是 0", "all zeros"),
+    "equals_other": Text("与另一个结果相同", "equal to another result"),
+}
+
+
+def kind_name(kind: str) -> Text:
+    return KINDS.get(kind, Text(kind, kind))

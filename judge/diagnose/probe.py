@@ -1,0 +1,84 @@
+"""What a diagnoser looks at: one failing tensor, the reference's, and the case's notion of close.
+
+Diagnosers run in the judge (outside the learner's process), from the expected and the got
+tensor alone. A relation between them ("got is expected shifted by one") holds when the
+case's own checker accepts the transformed tensor: the tolerance that failed the case is the
+one that confirms the explanation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from judge.checkers.ulp import ulp_distance
+from judge.texts import Text
+
+FLOATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+# Relations are tried on tensors up to this size; larger ones are sampled by the checkers anyway.
+MAX_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    kind: str  # "shifted", "scaled", ...: stable, for the page's icons and for counting
+    strength: float  # 0..1: how specific the evidence is; the strongest are shown first
+    text: Text  # the sentence with its evidence, in both languages
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        from judge.diagnose.kinds import kind_name
+
+        if lang is None:
+            return {
+                "kind": self.kind,
+                "strength": self.strength,
+                "label": kind_name(self.kind).to_dict(),
+                "message": self.text.to_dict(),
+            }
+        return {"kind": self.kind, "label": kind_name(self.kind).get(lang), "message": self.text.get(lang)}
+
+
+@dataclass
+class Probe:
+    path: str
+    expected: torch.Tensor
+    got: torch.Tensor
+    checker: Any  # judge.checkers.Checker
+    # The rest of the learner's observations, by path (for "equals the input x" and the like).
+    others: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"`{self.path}`" if self.path else "the output"
+
+    def close(self, expected: torch.Tensor, got: torch.Tensor) -> bool:
+        """The case's checker accepts `got` for `expected` (same shape and dtype needed)."""
+        if got.shape != expected.shape:
+            return False
+        if got.dtype != expected.dtype:
+            got = got.to(expected.dtype)
+        return self.checker.check(self.path, expected.contiguous(), got.contiguous()) is None
+
+    def bad(self) -> torch.Tensor:
+        """Element by element, where got is not close to expected (same shapes only)."""
+        e, g = self.expected, self.got.to(self.expected.dtype)
+        if e.dtype not in FLOATS:
+            return e != g
+        both_nan = torch.isnan(e) & torch.isnan(g)
+        same_inf = torch.isinf(e) & torch.isinf(g) & (torch.sign(e) == torch.sign(g))
+        special = torch.isnan(e) | torch.isnan(g) | torch.isinf(e) | torch.isinf(g)
+        name = getattr(self.checker, "name", "")
+        if name == "ulp":
+            far = ulp_distance(e, g) > int(getattr(self.checker, "max_ulps", 0))
+        elif name == "allclose":
+            rtol, atol = self.checker.tolerances(e.dtype)
+            e64, g64 = e.double(), g.double()
+            far = (g64 - e64).abs() > atol + rtol * e64.abs()
+        else:
+            far = e != g
+        return torch.where(special, ~(both_nan | same_inf), far)
+
+    def usable(self) -> bool:
+        return 0 < self.expected.numel() <= MAX_ELEMENTS
