@@ -31,7 +31,7 @@ from sandbox.backend import Backend
 KIT_FORMAT = 1
 # What the kit runs, copied from this checkout: modules that import only the standard library,
 # torch and each other (tests/judge/test_kit.py proves it in a venv holding only torch).
-KIT_MODULES = (
+KIT_MODULES: tuple[str, ...] = (
     "judge/__init__.py",
     "judge/casekit.py",
     "judge/checkers/__init__.py",
@@ -40,14 +40,6 @@ KIT_MODULES = (
     "judge/checkers/exact.py",
     "judge/checkers/ulp.py",
     "judge/compare.py",
-    "judge/diagnose/__init__.py",
-    "judge/diagnose/masked.py",
-    "judge/diagnose/nonfinite.py",
-    "judge/diagnose/precision.py",
-    "judge/diagnose/probe.py",
-    "judge/diagnose/scale.py",
-    "judge/diagnose/shapes.py",
-    "judge/diagnose/shift.py",
     "judge/errormap.py",
     "judge/execution.py",
     "judge/expected.py",
@@ -67,6 +59,10 @@ KIT_MODULES = (
     "sandbox/__init__.py",
     "sandbox/backend.py",
     "sandbox/local.py",
+)
+# Every diagnoser: grading imports them all, and a new one must not be left out of the kit.
+KIT_MODULES += tuple(
+    sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "judge" / "diagnose").glob("*.py"))
 )
 LIBRARY_DIR = "_judge"  # inside practice/: the copied modules
 STATEMENTS = ("statement.zh.md", "statement.en.md")
