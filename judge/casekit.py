@@ -151,3 +151,31 @@ def load_params(module: torch.nn.Module, **values: torch.Tensor) -> torch.nn.Mod
 def param_table(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every parameter by name, detached: for checking names, shapes, dtypes and initial values."""
     return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+
+# What a call that may refuse its input did, as an observation compared exactly: the class of
+# the exception it raised, or that it returned. One spelling for every package, so that the
+# judge can say what went wrong (judge.diagnose.refusals) without knowing the package.
+RETURNED = "returned normally"
+RAISED = "raised "
+
+
+def outcome(call: Callable[[], object], expected: type[Exception] = ValueError) -> str:
+    """`"raised ValueError"`, `"raised RuntimeError"`, ... or `"returned normally"`. A subclass
+    of `expected` (a learner's `class CacheFull(ValueError)`) is named as `expected` is."""
+    try:
+        call()
+    except expected:
+        return RAISED + expected.__name__
+    except Exception as exc:  # any class is an answer to compare, not a crash of the case
+        return RAISED + type(exc).__name__
+    return RETURNED
+
+
+def read_outcome(observed: object) -> tuple[bool, str] | None:
+    """(raised, exception class name or "") for an `outcome()` string; None for anything else."""
+    if observed == RETURNED:
+        return False, ""
+    if isinstance(observed, str) and observed.startswith(RAISED) and observed[len(RAISED) :].isidentifier():
+        return True, observed[len(RAISED) :]
+    return None

@@ -43,6 +43,11 @@ MIN_WRONG = 3
 # equivalent, so that a declaration cannot stand in for a missing case.
 MIN_MUTANTS = 25
 MAX_EQUIVALENT = 0.15
+# Feedback (docs/authoring.md): of the killed mutants, at least this share must leave the learner
+# with a reason (a diagnosis, a listed mistake's hint, or a verdict that names its cause), not
+# numbers alone. Each one below it is listed, so the author sees which mistakes teach nothing.
+MIN_FEEDBACK = 0.8
+SHOWN_UNEXPLAINED = 8
 
 
 @dataclass
@@ -204,6 +209,16 @@ def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> Non
         for stale in score.stale
     )
     explained = len(score.with_feedback)
+    if score.killed and explained < MIN_FEEDBACK * len(score.killed):
+        problems.append(
+            f"only {explained} of {len(score.killed)} killed mutants come with feedback (at least "
+            f"{MIN_FEEDBACK:.0%}): a learner who makes one of these mistakes sees numbers only; add the "
+            "mistake under solutions/wrong/ with a hint, or a case whose failure a diagnoser can name"
+        )
+        problems.extend(
+            f"no feedback: {r.mutant.id}: line {r.mutant.line}: {r.mutant.change}"
+            for r in score.unexplained[:SHOWN_UNEXPLAINED]
+        )
     summary = (
         f"{score.generated} generated, {len(score.killed)} killed, {declared} equivalent, "
         f"{len(score.survivors)} survived; {explained} of {len(score.killed)} killed come with feedback "

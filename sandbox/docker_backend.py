@@ -125,10 +125,16 @@ class DockerBackend:
         """
         try:
             client = docker.from_env(timeout=int(max(timeout_s, 1)))
-            client.ping()
         except ENGINE_ERRORS as exc:
             raise EngineFailure(f"no Docker engine answers: {exc}") from exc
-        image = runtime_image(client, code)
+        try:
+            client.ping()
+            image = runtime_image(client, code)
+        except BaseException as exc:
+            client.close()  # its connection pool would otherwise outlive the failed attempt
+            if isinstance(exc, ENGINE_ERRORS):
+                raise EngineFailure(f"no Docker engine answers: {exc}") from exc
+            raise
         backend = cls(client, image, warm=warm, pool=pool)
         backend.reap_stale()
         return backend

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from judge.casekit import Case
-from judge.diagnose import masked, nonfinite, precision, scale, shapes, shift
+from judge.diagnose import masked, names, nonfinite, precision, refusals, scale, shapes, shift
 from judge.diagnose.probe import Diagnosis, Probe
 from judge.texts import Text
 
@@ -61,12 +61,14 @@ def diagnose_case(case: Case, expected: Any, got: Any) -> list[Diagnosis]:
     """What can be said about why `got` fails where `expected` is right (strongest first)."""
     want, have = leaves(expected), leaves(got)
     failing = [path for path, e in want.items() if path in have and not _leaf_ok(case, path, e, have[path])]
-    if not failing:
+    if not failing and set(want) == set(have):
         return []
     found: list[Diagnosis] = []
     found.extend(_tree_level(case, want, have, failing))
+    found.extend(names.diagnose(expected, got))
     for path in failing:
         e, g = want[path], have[path]
+        found.extend(refusals.diagnose(path, e, g))
         if not (isinstance(e, torch.Tensor) and isinstance(g, torch.Tensor)):
             continue
         others = {k: v for k, v in have.items() if k != path and isinstance(v, torch.Tensor)}

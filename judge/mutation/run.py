@@ -78,6 +78,10 @@ class MutationScore:
         return [r for r in self.killed if _explained(r)]
 
     @property
+    def unexplained(self) -> list[MutantResult]:
+        return [r for r in self.killed if not _explained(r)]
+
+    @property
     def stale(self) -> list[str]:
         """Declared equivalents that no longer match a surviving mutant (killed, or gone)."""
         surviving = {r.mutant.id for r in self.declared_survivors}

@@ -46,7 +46,7 @@ matrix, and everything in float64):
 
 import torch
 
-from judge.casekit import case
+from judge.casekit import case, outcome
 from judge.checkers import allclose, exact, ulp
 
 BF16_APPLY = ulp(max_ulps=1, max_fraction=0.01)
@@ -104,14 +104,7 @@ def frequencies_default_dtype(impl, rng):
 def odd_head_dim_rejected(impl, rng):
     """head_dim 为奇数时 rope_frequencies 抛出 ValueError：特征是成对旋转的 /
     an odd head_dim makes rope_frequencies raise ValueError: features turn in pairs"""
-    outcome = {}
-    for head_dim in (5, 7):
-        try:
-            impl.rope_frequencies(head_dim, 8)
-            outcome[f"head_dim_{head_dim}"] = "returned tables"
-        except ValueError:
-            outcome[f"head_dim_{head_dim}"] = "ValueError"
-    return outcome
+    return {f"head_dim_{d}": outcome(lambda d=d: impl.rope_frequencies(d, 8)) for d in (5, 7)}
 
 
 # ---------------------------------------------------------------- apply_rope

@@ -36,7 +36,7 @@ at the end were measured, as the farthest a correct answer can reasonably drift.
   most 9.5e-7 (fp64). Forgetting to convert x raises in the first matmul; returning x's dtype
   fails the dtype check on both observations.
 - bad_sizes_rejected and wrong_hidden_rejected observe what the call did as a string
-  ("ValueError", "RuntimeError, not ValueError", "returned normally"), compared exactly: widths
+  (judge.casekit.outcome: "raised ValueError", "raised RuntimeError", "returned normally"), compared exactly: widths
   0 and below must raise ValueError at construction (nn.Linear itself takes 0 without a word
   and raises RuntimeError only for negative widths), and a last axis other than hidden_size
   must raise ValueError in forward (F.linear would raise RuntimeError).
@@ -51,7 +51,7 @@ at the end were measured, as the farthest a correct answer can reasonably drift.
 
 import torch
 
-from judge.casekit import case, load_params, param_table
+from judge.casekit import case, load_params, outcome, param_table
 from judge.checkers import allclose, exact
 
 BF16 = allclose(rtol=2e-2, atol=3e-2)
@@ -179,23 +179,12 @@ def backward_bf16(impl, rng):
     return {"y": y, "grads": grads}
 
 
-def _outcome(build) -> str:
-    # What a call that must refuse its input did: the exception's class, or that it returned.
-    try:
-        build()
-    except ValueError:
-        return "ValueError"
-    except Exception as e:  # another error is a wrong answer, not a crash of the case
-        return f"{type(e).__name__}, not ValueError"
-    return "returned normally"
-
-
 @case(points=4)
 def bad_sizes_rejected(impl, rng):
     """hidden_size 或 intermediate_size 不是正数时，构造时就抛出 ValueError（nn.Linear 会悄悄接受 0）/
     a hidden_size or intermediate_size that is not positive raises ValueError at construction (nn.Linear silently accepts 0)"""
     sizes = ((0, 8), (8, 0), (0, 0), (-2, 8), (8, -3))
-    return {f"{h}x{i}": _outcome(lambda h=h, i=i: impl.SwiGLU(h, i)) for h, i in sizes}
+    return {f"{h}x{i}": outcome(lambda h=h, i=i: impl.SwiGLU(h, i)) for h, i in sizes}
 
 
 @case(points=3)
@@ -207,7 +196,7 @@ def wrong_hidden_rejected(impl, rng):
         "last_axis_24": rng.normal(3, 24),
         "transposed": rng.normal(8, 3),
     }
-    return {name: _outcome(lambda x=x: m(x)) for name, x in inputs.items()}
+    return {name: outcome(lambda x=x: m(x)) for name, x in inputs.items()}
 
 
 @case(points=6, checker=BF16, checkers={"fp32_module_bf16_x": allclose()})

@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from judge.casekit import case
+from judge.casekit import case, outcome
 from judge.checkers import allclose, exact, ulp
 
 BF16 = ulp(max_ulps=1, max_fraction=0.01)
@@ -83,16 +83,6 @@ def _incremental_vs_full(impl, q, k, v, chunks, atol):
         # The flag's threshold sits far from both correct (<= 1 ulp) and wrong (order 0.1-1) answers.
         "incremental_matches_full": bool(err <= atol),
     }
-
-
-def _outcome(fn) -> str:
-    try:
-        fn()
-    except ValueError:
-        return "ValueError"
-    except Exception as exc:
-        return f"{type(exc).__name__} (not a ValueError)"
-    return "no error"
 
 
 # ---------------------------------------------------------------- the cache on its own
@@ -186,7 +176,7 @@ def overflow_raises(impl, rng):
             lambda: impl.cached_attention(q, k[:, :, 6:7], v[:, :, 6:7], cache),
         ),
     ):
-        steps.append({"step": name, "outcome": _outcome(fn), "length_after": int(cache.length)})
+        steps.append({"step": name, "outcome": outcome(fn), "length_after": int(cache.length)})
     k_all, v_all = held["kv"]
     return {"steps": steps, "k_all": k_all, "v_all": v_all}
 

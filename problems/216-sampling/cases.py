@@ -32,8 +32,8 @@ float64 version of the reference:
   filters) pick the same ids. The bf16 mistakes only show in the filtered values (0.3%).
   top_p_ties_at_cut's draws: 6.4% on the groups row; the flat row's kept probabilities are
   all exactly 0.01 in every formulation, so no rounding can move its draw.
-- temperature_not_positive observes the name of the error raised ("ValueError", another
-  class, or "returned"), compared exactly.
+- temperature_not_positive observes what each call did (judge.casekit.outcome: "raised
+  ValueError", another class, or "returned normally"), compared exactly.
 - sample_distribution compares frequencies over 10000 draws (more would make a learner's
   per-row Python loop slow: 60000 rows took 2.5 s). Correct samplers that draw other ids (the
   global generator, sorted order) were within 0.018 of the reference over 20 seeds (one sd of
@@ -45,7 +45,7 @@ import math
 
 import torch
 
-from judge.casekit import case
+from judge.casekit import case, outcome
 from judge.checkers import allclose, exact
 
 # Frequencies over 10000 draws: a correct sampler that draws differently (another order, the
@@ -66,17 +66,6 @@ def _log(probs):
 # fp32 ln 2. exp(-L), exp(-2 L), exp(-4 L) round to exactly 1/2, 1/4, 1/16 (the true values sit
 # within 0.13 ulp of them), so logits made of 0, -L, -2L and -4L give exact powers of two.
 LN2 = torch.tensor(math.log(2.0), dtype=torch.float32)
-
-
-def _error(fn):
-    # The case observes which error the call raised, or that it returned.
-    try:
-        fn()
-    except ValueError:
-        return "ValueError"
-    except Exception as e:  # another error is a mismatch, named in the message
-        return type(e).__name__
-    return "returned"
 
 
 # ---------------------------------------------------------------- filter_logits
@@ -287,9 +276,9 @@ def temperature_not_positive(impl, rng):
     (temperature 0 means greedy in sample only)"""
     x = rng.normal(2, 8)
     return {
-        "filter_t_0": _error(lambda: impl.filter_logits(x, temperature=0.0)),
-        "filter_t_-0.5": _error(lambda: impl.filter_logits(x, temperature=-0.5, top_k=3)),
-        "sample_t_-0.5": _error(lambda: impl.sample(x, _gen(17), temperature=-0.5)),
+        "filter_t_0": outcome(lambda: impl.filter_logits(x, temperature=0.0)),
+        "filter_t_-0.5": outcome(lambda: impl.filter_logits(x, temperature=-0.5, top_k=3)),
+        "sample_t_-0.5": outcome(lambda: impl.sample(x, _gen(17), temperature=-0.5)),
     }
 
 

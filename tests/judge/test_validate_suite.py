@@ -99,6 +99,17 @@ SUITE = [
         "declared equivalent (at most 15%)",
     ),
     Bad(
+        "mutants_without_feedback",
+        # Every change of sin(2x) fails the cases, but no diagnoser can name why and no listed
+        # mistake matches: a learner would see numbers only.
+        {
+            "reference": "import torch\ndef f(x):\n    return torch.sin(x * 2.0) + torch.cos(x * 3.0)\n",
+            "accepted": {"sum": "import torch\ndef f(x):\n    return torch.sin(x + x) + torch.cos(3 * x)\n"},
+        },
+        "mutants",
+        "killed mutants come with feedback (at least 80%)",
+    ),
+    Bad(
         "stale_equivalent_declaration",
         {"extra_toml": _equivalent("9:9:drop-guard")},
         "mutants",

@@ -27,3 +27,18 @@ def test_only_some_heads_are_wrong() -> None:
     got[:, 3] += 1.0
     (d, *_) = diagnoses({"y": e}, {"y": got})
     assert d.kind == "wrong_in_slices" and "[3]" in d.text.en and "axis 1" in d.text.en
+
+
+def test_right_only_at_the_last_position_points_at_the_causal_mask() -> None:
+    e = tensor(2, 5, 8)
+    got = e.clone()
+    got[:, :4] += 0.5
+    (d, *_) = diagnoses({"y": e}, {"y": got})
+    assert d.kind == "right_only_at_last" and "axis 1" in d.text.en and "causal mask" in d.text.en
+
+
+def test_right_only_at_index_zero() -> None:
+    e = tensor(6, 8)
+    got = e.clone()
+    got[1:] *= 1.3
+    assert "right_only_at_first" in kinds({"y": e}, {"y": got})

@@ -190,7 +190,8 @@ def test_wrong_solution_shows_its_hint(page: Page, site: Site) -> None:
     # The wrong case's message says what was expected and what came back.
     expect(page.locator("tr.case.v-WA").first).to_be_visible()
     expect(page.get_by_test_id("case-message").first).not_to_be_empty()
-    page.locator("tr.case.v-WA").first.scroll_into_view_if_needed()
+    # The picture is of the hint: the case it is shown on, in the middle of the screen.
+    hint.evaluate("el => el.scrollIntoView({block: 'center'})")
     page.screenshot(path=site.shots / "problem-hint.png")
 
     # The "My submissions" tab lists it; opening it shows its results and can load its code.
