@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from judge.interfaces import JudgedProblem
 from judge.messages import msg
 from judge.observations import ObservationError, decode
 from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
@@ -19,9 +20,6 @@ from judge.runner.main import EXIT_INTERNAL
 from judge.texts import Text, same
 from judge.verdicts import Verdict
 from sandbox.backend import Backend, Limits, Outcome
-
-if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
-    from judge.package import Problem
 
 CaseStatus = Literal["ok", "error", "memory", "forbidden"]
 LOG_TAIL = 2000
@@ -71,7 +69,7 @@ class RunResult:
         return self.outcome.log.decode("utf-8", errors="replace")
 
 
-def limits_for(problem: Problem, startup_s: float) -> Limits:
+def limits_for(problem: JudgedProblem, startup_s: float) -> Limits:
     spec = problem.spec.limits
     return Limits(
         startup_s=startup_s,
@@ -88,7 +86,7 @@ def batch_limits(base: Limits, n: int) -> Limits:
 
 
 def run_solutions(
-    problem: Problem,
+    problem: JudgedProblem,
     solutions: list[SolutionSource],
     case_names: list[str],
     backend: Backend,

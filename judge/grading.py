@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import torch
 
@@ -14,7 +14,8 @@ from judge.compare import compare, compare_leaf
 from judge.diagnose import diagnose_case, leaves
 from judge.errormap import error_map
 from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_solutions
-from judge.expected import Expected, ExpectedStore, TrustedRunError
+from judge.expected import Expected, TrustedRunError
+from judge.interfaces import ExpectedSource, JudgedProblem, P, Which
 from judge.messages import msg
 from judge.report import CaseResult, Report
 from judge.runner.job import LEARNER_FILE, SolutionSource
@@ -22,9 +23,6 @@ from judge.texts import Text, same, split_pair
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING
-
-if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
-    from judge.package import Problem
 
 MAX_SOURCE_BYTES = 256 * 1024
 # Without a differing tensor, a listed mistake is named only on this many differing values.
@@ -219,7 +217,7 @@ def _every_case(cases: list[Case], verdict: Verdict, message: Text) -> list[Case
 
 
 def build_report(
-    problem: Problem,
+    problem: JudgedProblem,
     cases: list[Case],
     results: list[CaseResult],
     backend: Backend,
@@ -244,11 +242,11 @@ def build_report(
 
 
 def judge_source(
-    problem: Problem,
+    problem: P,
     source: str,
     backend: Backend,
-    store: ExpectedStore,
-    which: Literal["public", "all"] = "all",
+    store: ExpectedSource[P],
+    which: Which = "all",
     startup_s: float = 30.0,
 ) -> Report:
     """Judge one learner submission end to end."""

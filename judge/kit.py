@@ -44,6 +44,7 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/execution.py",
     "judge/expected.py",
     "judge/grading.py",
+    "judge/interfaces.py",
     "judge/messages.py",
     "judge/observations.py",
     "judge/protocol.py",

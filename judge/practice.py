@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the kit's _judge/ is put on sys.path in main(); these are for mypy
+    from judge.casekit import Case
+    from judge.expected import Expected
+    from judge.interfaces import Which
+    from sandbox.backend import Backend
 
 KIT = Path(__file__).resolve().parent
 LIBRARY = KIT / "_judge"
@@ -58,6 +64,8 @@ class Spec:
 
 
 class KitProblem:
+    """A problem of the kit, as judge.interfaces.JudgedProblem asks (judge.package needs pydantic)."""
+
     def __init__(self, folder: Path) -> None:
         self.root = folder
         self.meta: dict[str, Any] = json.loads((folder / "problem.json").read_text(encoding="utf-8"))
@@ -77,7 +85,7 @@ class KitProblem:
         return (self.root / name).read_text(encoding="utf-8")
 
     @cached_property
-    def cases(self) -> list[Any]:
+    def cases(self) -> list[Case]:
         from judge.casekit import collect_cases
 
         spec = importlib.util.spec_from_file_location(f"kit_cases_{self.id}", self.root / "cases.py")
@@ -86,7 +94,7 @@ class KitProblem:
         spec.loader.exec_module(module)
         return collect_cases(module)
 
-    def select_cases(self, which: str) -> list[Any]:
+    def select_cases(self, which: Which) -> list[Case]:
         return list(self.cases)  # the kit holds public cases only
 
     @property
@@ -95,9 +103,10 @@ class KitProblem:
 
 
 class KitStore:
-    """The reference's and the known mistakes' outputs, as recorded when the kit was made."""
+    """The reference's and the known mistakes' outputs, as recorded when the kit was made
+    (a judge.interfaces.ExpectedSource of the kit's problems)."""
 
-    def get(self, problem: KitProblem, backend: object) -> Any:
+    def get(self, problem: KitProblem, backend: Backend) -> Expected:
         from judge.execution import SolutionRun, case_run
         from judge.expected import Expected, WrongSolution
         from judge.protocol import StreamLimits, parse_safetensors
@@ -160,7 +169,7 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
     except (OSError, UnicodeDecodeError) as exc:
         raise KitError(f"cannot read {problem.solution}: {exc}") from exc
     backend = LocalBackend(code_root=LIBRARY)
-    report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S)  # type: ignore[arg-type]
+    report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S)
     if as_json:
         print(report.to_json(lang))
     else:

@@ -10,6 +10,7 @@ from judge.casekit import Rng
 from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
+from judge.interfaces import Which
 from judge.package import Problem
 from judge.report import Report
 from judge.settings import REPO_ROOT
@@ -93,10 +94,10 @@ def local_backend() -> LocalBackend:
     return LocalBackend(code_root=REPO_ROOT)
 
 
-def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: str = "all") -> Report:
+def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: Which = "all") -> Report:
     if isinstance(problem, Path):
         problem = Problem(problem)
-    return judge_source(problem, source, local_backend(), store, which)  # type: ignore[arg-type]
+    return judge_source(problem, source, local_backend(), store, which)
 
 
 _shared: list[Backend] = []
@@ -123,9 +124,9 @@ def close_shared_backend() -> None:
         _shared.pop().close()
 
 
-def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: str = "all") -> Report:
+def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: Which = "all") -> Report:
     """A shipped problem judged as on the server (see shared_backend)."""
-    return judge_source(problem, source, shared_backend(), store, which)  # type: ignore[arg-type]
+    return judge_source(problem, source, shared_backend(), store, which)
 
 
 def source_module(name: str, source: str) -> types.ModuleType:
