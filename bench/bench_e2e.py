@@ -17,9 +17,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=50, help="submissions measured (default 50)")
     parser.add_argument("--backend", default="auto")
-    parser.add_argument("--mode", choices=("cold", "warm", "fork"), help="JUDGE_SANDBOX_MODE")
+    parser.add_argument("--mode", choices=("cold", "warm", "fork"), help="JUDGE_SANDBOX__MODE")
     parser.add_argument("--workers", type=int, help="JUDGE_WORKERS: judging threads in the server")
-    parser.add_argument("--pool", type=int, help="JUDGE_POOL_SIZE: warm sandboxes kept ready")
+    parser.add_argument("--pool", type=int, help="JUDGE_SANDBOX__POOL_SIZE: warm sandboxes kept ready")
     parser.add_argument(
         "--poll-ms", type=float, default=0, help="poll every N ms instead of long-polling (0, the default)"
     )

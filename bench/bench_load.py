@@ -506,9 +506,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--backend", default="docker")
-    parser.add_argument("--mode", choices=("cold", "warm", "fork"), help="JUDGE_SANDBOX_MODE")
+    parser.add_argument("--mode", choices=("cold", "warm", "fork"), help="JUDGE_SANDBOX__MODE")
     parser.add_argument("--workers", type=int, help="JUDGE_WORKERS: judging threads in the server")
-    parser.add_argument("--pool", type=int, help="JUDGE_POOL_SIZE: warm sandboxes kept ready")
+    parser.add_argument("--pool", type=int, help="JUDGE_SANDBOX__POOL_SIZE: warm sandboxes kept ready")
     parser.add_argument(
         "--allow-unsandboxed", action="store_true", help="JUDGE_ALLOW_UNSANDBOXED=1 (for --backend local)"
     )

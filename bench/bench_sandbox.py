@@ -60,7 +60,7 @@ def main() -> None:
     for mode in args.modes.split(","):
         name = "local" if mode == "local" else "docker"
         try:
-            settings = SandboxSettings(sandbox_mode=mode if name == "docker" else "cold", pool_size=1)  # type: ignore[arg-type]
+            settings = SandboxSettings(mode=mode if name == "docker" else "cold", pool_size=1)  # type: ignore[arg-type]
             backend, _ = make_backend(name, settings)
         except Exception as exc:  # no engine or no image: say so and go on
             print(f"({mode}: not available: {exc})")

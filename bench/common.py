@@ -257,7 +257,11 @@ def server_env(
         "JUDGE_PASSWORD_CHECKS_PER_ADDRESS": "1000000",
         "JUDGE_CACHE_DIR": str(tmp / "cache"),
     }
-    for name, value in (("JUDGE_SANDBOX_MODE", mode), ("JUDGE_WORKERS", workers), ("JUDGE_POOL_SIZE", pool)):
+    for name, value in (
+        ("JUDGE_SANDBOX__MODE", mode),
+        ("JUDGE_WORKERS", workers),
+        ("JUDGE_SANDBOX__POOL_SIZE", pool),
+    ):
         if value is not None:
             env[name] = str(value)
     if allow_unsandboxed:

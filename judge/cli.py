@@ -24,7 +24,6 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
     from judge.grading import judge_source
     from judge.package import find_problem
     from judge.report import render_table
-    from judge.settings import SandboxSettings
     from judge.verdicts import Verdict
 
     problem = find_problem(args.problem, settings.problems_dir)
@@ -37,7 +36,8 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
     # One judgement: a pool of one (a second ready container would only take CPU from it).
-    backend, warnings = make_backend(args.backend or settings.backend, SandboxSettings(pool_size=1))
+    one = settings.sandbox.model_copy(update={"pool_size": 1})
+    backend, warnings = make_backend(args.backend or settings.backend, one)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     try:
         report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
@@ -62,7 +62,7 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
         dirs += all_problem_dirs(settings.problems_dir)
     if not dirs:
         raise UsageError("name package folders or pass --all")
-    backend, _ = make_backend(args.backend or settings.backend)
+    backend, _ = make_backend(args.backend or settings.backend, settings.sandbox)
     results = []
     try:
         for i, d in enumerate(dirs, 1):
@@ -117,7 +117,7 @@ def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
     else:
         problems = [Problem(d) for d in all_problem_dirs(settings.problems_dir)]
     # The reference and the known mistakes are the author's code: the local backend will do.
-    backend, _warnings = make_backend(args.backend or "local")
+    backend, _warnings = make_backend(args.backend or "local", settings.sandbox)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     try:
         root = build_kit(Path(args.out), problems, store, backend, args.server)

@@ -112,7 +112,7 @@ def shared_backend() -> Backend:
         from judge.settings import SandboxSettings
 
         try:
-            backend, _ = make_backend("docker", SandboxSettings(sandbox_mode="fork", pool_size=2))
+            backend, _ = make_backend("docker", SandboxSettings(mode="fork", pool_size=2))
         except BackendUnavailable:
             backend = local_backend()
         _shared.append(backend)

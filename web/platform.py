@@ -110,7 +110,7 @@ def judge_context(
     settings: WebSettings, problems: dict[str, Problem], serving_others: bool
 ) -> tuple[JudgeContext, list[str]]:
     """The judge for workers. Code of other people needs a real sandbox unless allowed."""
-    backend, warnings = make_backend(settings.backend)
+    backend, warnings = make_backend(settings.backend, settings.sandbox)
     require_sandbox(backend, settings.allow_unsandboxed or not serving_others)
     if not backend.is_sandbox:
         warnings.append(

@@ -1,4 +1,5 @@
-"""Settings of the web platform, from JUDGE_* environment variables."""
+"""Settings of the web platform: the judge's settings tree (judge.settings) and the platform's
+own, read from the same sources (arguments, JUDGE_* variables, the [web] table of judge.toml)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ import ipaddress
 import os
 import secrets
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar
 from urllib.parse import urlsplit
 
+import platformdirs
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from judge.settings import REPO_ROOT
+from judge.settings import APP_NAME, JudgeSettings
 
-VAR_DIR = REPO_ROOT / "var"
 # Keys that must never guard a production server (they appear in docs and examples).
 KNOWN_WEAK_KEYS = {"", "secret", "changeme", "change-me", "dev", "development", "test", "password"}
 MIN_KEY_LENGTH = 32
@@ -44,21 +44,19 @@ def _checked_addresses(value: str, setting: str, star: bool = False) -> str:
     return value
 
 
-class WebSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore")
+class WebSettings(JudgeSettings):
+    file_tables: ClassVar[tuple[str, ...]] = ("judge", "web")
 
-    # A relative SQLite path is taken from the repository root, so `make serve` from
-    # anywhere uses the same file.
-    database_url: str = "sqlite:///var/judge.db"
+    # The server's own files: the SQLite database (by default), the kept secret key. Relative
+    # paths are taken from the working folder; `make serve` uses var/ of the clone.
+    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir(APP_NAME)))
+    # A relative SQLite path is taken from data_dir, so the server finds the same file
+    # whichever folder it is started from.
+    database_url: str = "sqlite:///judge.db"
     # Signs nothing on its own: it keys the HMAC under which session and API tokens are
-    # stored. Unset: a random one is generated and kept in var/secret_key on first run.
+    # stored. Unset: a random one is generated and kept in data_dir/secret_key on first run.
     secret_key: str | None = None
     production: bool = False
-    problems_dir: Path = REPO_ROOT / "problems"
-    cache_dir: Path = Path.home() / ".cache" / "llm-judge"
-    backend: Literal["auto", "local", "docker"] = "auto"
-    allow_unsandboxed: bool = False
-    startup_s: float = 30.0
     # In-process judging threads of `judge serve` (0: judge nothing here, leave it to `judge worker`).
     workers: int = Field(default=2, ge=0, le=64)
     lease_s: float = Field(default=60.0, gt=0)
@@ -99,6 +97,11 @@ class WebSettings(BaseSettings):
     # Set when the site is served over TLS (directly or behind a proxy): Secure cookies.
     secure_cookies: bool = False
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
     @field_validator("trusted_proxies")
     @classmethod
     def _proxies(cls, value: str) -> str:
@@ -138,7 +141,7 @@ class WebSettings(BaseSettings):
         prefix = "sqlite:///"
         url = self.database_url
         if url.startswith(prefix) and not url.startswith(prefix + "/") and ":memory:" not in url:
-            path = REPO_ROOT / url[len(prefix) :]
+            path = self.data_dir / url[len(prefix) :]
             path.parent.mkdir(parents=True, exist_ok=True)
             return prefix + str(path)
         return url
@@ -154,8 +157,9 @@ def is_weak_key(key: str) -> bool:
     )
 
 
-def resolve_secret_key(settings: WebSettings, key_file: Path = VAR_DIR / "secret_key") -> str:
+def resolve_secret_key(settings: WebSettings, key_file: Path | None = None) -> str:
     """The configured key, or the kept random one (made on first run). Refuses weak keys in production."""
+    key_file = key_file or settings.data_dir / "secret_key"
     if settings.secret_key is not None:
         key = settings.secret_key
         if settings.production and is_weak_key(key):

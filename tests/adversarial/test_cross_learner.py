@@ -40,8 +40,8 @@ def site(
     problems.mkdir()
     make_package(problems, time_s=2, memory_mb=256)
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("JUDGE_SANDBOX_MODE", request.param)
-        env.setenv("JUDGE_POOL_SIZE", "1")
+        env.setenv("JUDGE_SANDBOX__MODE", request.param)
+        env.setenv("JUDGE_SANDBOX__POOL_SIZE", "1")
         settings = make_settings(
             tmp,
             backend="docker",
