@@ -27,8 +27,8 @@ frontend: $(DIST)
 # The API at http://127.0.0.1:8000 (OpenAPI at /docs) on var/judge.db (SQLite), with
 # in-process workers: Docker when an engine answers, else the local backend (loopback only).
 serve: setup frontend
-	$(BIN)/judge db upgrade
-	$(BIN)/judge serve --host 127.0.0.1 --port 8000
+	JUDGE_DATA_DIR=$(CURDIR)/var $(BIN)/judge db upgrade
+	JUDGE_DATA_DIR=$(CURDIR)/var $(BIN)/judge serve --host 127.0.0.1 --port 8000
 
 lint: setup
 	$(BIN)/ruff check judge sandbox web alembic tests problems bench

@@ -35,6 +35,7 @@ def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: 
     """Settings for one test: its own database, a fixed strong key, the local backend."""
     values: dict[str, Any] = {
         "database_url": database_url or f"sqlite:///{tmp_path / 'judge.db'}",
+        "data_dir": tmp_path,
         "secret_key": "k" * 48,
         "problems_dir": PROBLEMS,
         "cache_dir": tmp_path / "expected-cache",
