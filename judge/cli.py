@@ -1,4 +1,4 @@
-"""The `judge` command line: run, validate, new, image build."""
+"""The `judge` command line: run, validate, new, kit, image build (and the web's commands)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from judge import __version__
+from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
 from judge.settings import JudgeSettings
 
 if TYPE_CHECKING:
@@ -16,6 +18,22 @@ if TYPE_CHECKING:
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of `judge` and of each of its commands. Subcommands' parsers are made of
+    their parent's class (argparse's add_subparsers), the web's plugin commands included, so
+    `--log-level` is taken before or after any command: `judge serve --log-level debug`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a command's parser leaves the value alone unless the option is given there.
+        self.add_argument(
+            "--log-level",
+            choices=LOG_LEVELS,
+            default=argparse.SUPPRESS,
+            help=f"what is logged on stderr (default: {DEFAULT_LEVEL})",
+        )
 
 
 def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
@@ -153,7 +171,9 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="judge", description="Judge hand-written Transformer exercises.")
+    parser = CommandParser(prog="judge", description="Judge hand-written Transformer exercises.")
+    parser.set_defaults(log_level=DEFAULT_LEVEL)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="judge a solution file against a problem")
@@ -210,6 +230,7 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.log_level)
     settings = JudgeSettings()
     from judge.backends import BackendUnavailable
     from judge.package import PackageError

@@ -16,7 +16,7 @@ import io
 import json
 import shutil
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -178,8 +178,11 @@ def build_kit(
     store: ExpectedStore,
     backend: Backend,
     server: str,
+    progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write `out/practice/`. A learner's existing solution.py files are never overwritten."""
+    """Write `out/practice/`. A learner's existing solution.py files are never overwritten.
+    `progress` hears a line per problem as it starts (the trusted runs of a cold cache take
+    seconds each)."""
     root = out / "practice"
     root.mkdir(parents=True, exist_ok=True)
     library = root / LIBRARY_DIR
@@ -191,8 +194,16 @@ def build_kit(
         shutil.copyfile(REPO_ROOT / rel, target)
     shutil.copyfile(REPO_ROOT / "judge" / "practice.py", root / "judge.py")
     listed = []
-    for problem in sorted(problems, key=lambda p: p.id):
+    ordered = sorted(problems, key=lambda p: p.id)
+    for index, problem in enumerate(ordered, 1):
         folder = root / problem.root.name
+        if progress is not None:
+            public = sum(1 for c in problem.cases if c.public)
+            wrong = len(problem.solutions("wrong"))
+            progress(
+                f"[{index}/{len(ordered)}] {folder.name}: {public} public cases, the outputs of the "
+                f"reference and {wrong} known mistakes"
+            )
         folder.mkdir(exist_ok=True)
         for name in STATEMENTS:
             if problem.file(name).exists():

@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import gc
 import getpass
+import logging
 import signal
 import sys
 import threading
 from typing import Any
 
 from judge.cli import UsageError
+from judge.logs import logging_config
+
+log = logging.getLogger(__name__)
 
 
 def _platform_errors() -> tuple[type[Exception], ...]:
@@ -35,13 +39,19 @@ def _serve(args: argparse.Namespace, _settings: Any) -> int:
         raise UsageError(str(exc)) from exc
     for warning in [*platform.warnings, public_url_warning(settings, args.host, args.port)]:
         if warning:
-            print(f"! {warning}", file=sys.stderr)
+            log.warning("%s", warning)
     proxies = settings.trusted_proxy_list()
-    print(
-        f"judge serve: http://{args.host}:{args.port}, public URL {platform.public_url}  (database "
-        f"{settings.database_url}, {settings.workers} workers on the {platform.backend_name} backend, "
-        f"{len(platform.problems)} problems; forwarded addresses from {', '.join(proxies) or 'no proxy'})",
-        file=sys.stderr,
+    log.info(
+        "judge serve: http://%s:%s, public URL %s (database %s, %s workers on the %s backend, "
+        "%s problems; forwarded addresses from %s)",
+        args.host,
+        args.port,
+        platform.public_url,
+        settings.database_url,
+        settings.workers,
+        platform.backend_name,
+        len(platform.problems),
+        ", ".join(proxies) or "no proxy",
     )
     app = create_app(settings, args.host, platform)
     # Everything loaded so far (torch among it: a few hundred thousand objects) lives as long as
@@ -53,11 +63,13 @@ def _serve(args: argparse.Namespace, _settings: Any) -> int:
     # are logged either way, and /metrics counts the judgements.
     # X-Forwarded-For is believed only from the configured proxies: uvicorn's default trusts it from
     # loopback, which let any local client (or a proxy that passes the header on) pick its address.
+    # uvicorn applies its log config when it starts: hand it ours, so its lines look like ours.
     uvicorn.run(
         app,
         host=args.host,
         port=args.port,
-        log_level="info",
+        log_config=logging_config(args.log_level),
+        log_level=args.log_level,
         access_log=args.access_log,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
@@ -89,7 +101,7 @@ def _worker(args: argparse.Namespace, _settings: Any) -> int:
     except _platform_errors() as exc:
         raise UsageError(str(exc)) from exc
     for warning in warnings:
-        print(f"! {warning}", file=sys.stderr)
+        log.warning("%s", warning)
     queue_settings = QueueSettings.of(settings)
     pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}))
     done = threading.Event()
@@ -100,12 +112,9 @@ def _worker(args: argparse.Namespace, _settings: Any) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     pool.start()
-    print(
-        f"judge worker: {args.threads} threads on the {context.backend.name} backend",
-        file=sys.stderr,
-        flush=True,
-    )
+    log.info("judge worker: %s threads on the %s backend", args.threads, context.backend.name)
     done.wait()
+    log.info("judge worker: stopping (waiting up to 30 s for the judgements under way)")
     pool.stop()
     return 0
 
