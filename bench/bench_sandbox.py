@@ -32,8 +32,8 @@ class Timing:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def run(self, command: list[str], stdin: bytes, limits: Any) -> Any:
-        outcome = self.inner.run(command, stdin, limits)
+    def run(self, stdin: bytes, limits: Any) -> Any:
+        outcome = self.inner.run(stdin, limits)
         self.outcomes.append(outcome)
         return outcome
 
@@ -49,6 +49,7 @@ def main() -> None:
     from judge.grading import judge_source
     from judge.package import find_problem
     from judge.settings import SandboxSettings
+    from sandbox.docker_backend import DockerBackend
 
     problem = find_problem("204", REPO / "problems")
     source = (problem.root / "solutions/accepted/div_sqrt_sum.py").read_text()
@@ -65,7 +66,7 @@ def main() -> None:
         except Exception as exc:  # no engine or no image: say so and go on
             print(f"({mode}: not available: {exc})")
             continue
-        pool = getattr(backend, "pool", None)
+        pool = backend.pool if isinstance(backend, DockerBackend) else None
         timing = Timing(backend)
         try:
             judge_source(problem, source, backend, store)  # fill the reference cache

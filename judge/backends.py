@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from judge.execution import RUNNER
 from judge.settings import REPO_ROOT, SandboxSettings
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING, LocalBackend
@@ -18,9 +19,6 @@ class BackendUnavailable(Exception):
     pass
 
 
-RUNNER_COMMAND = ("python3", "-m", "judge.runner")
-
-
 def runner_code() -> dict[str, Path]:
     """The code the runner imports inside a sandbox: the judge package, which holds no secrets
     (references and cases live in problems/ and reach the runner only through its job), and
@@ -28,35 +26,34 @@ def runner_code() -> dict[str, Path]:
     return {"judge": REPO_ROOT / "judge", "sandbox": REPO_ROOT / "sandbox"}
 
 
-def make_backend(name: BackendName, sandbox: SandboxSettings | None = None) -> tuple[Backend, list[str]]:
-    """The backend and any warnings to show the user about the choice.
+def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, list[str]]:
+    """The backend, built to run the judge's runner, and any warnings to show about the choice.
 
     `auto` takes Docker wherever an engine answers and the runtime image is built, and
     otherwise the local backend, saying why. `docker` never falls back. The Docker
-    backend's mode (cold, warm, fork) comes from `sandbox` (default: JUDGE_* variables).
+    backend's mode (cold, warm, fork) and pool come from `sandbox`.
     """
     if name == "local":
-        return LocalBackend(code_root=REPO_ROOT), []
+        return LocalBackend(code_root=REPO_ROOT, runner=RUNNER), []
     # Imported here: the Docker SDK is only needed when Docker is asked for.
-    from sandbox.docker_backend import DockerBackend, EngineFailure
-    from sandbox.docker_warm import PoolPolicy, WarmSpec
+    from sandbox.docker_backend import DockerBackend
+    from sandbox.docker_warm import PoolPolicy
+    from sandbox.engine import EngineFailure
     from sandbox.image import ImageError
 
-    sandbox = sandbox or SandboxSettings()
-    warm = WarmSpec(RUNNER_COMMAND, preload="judge.runner.main:prepare", entry="judge.runner.main:main")
     pool = PoolPolicy(
-        mode=sandbox.sandbox_mode,
+        mode=sandbox.mode,
         size=sandbox.pool_size,
         recycle_after=sandbox.recycle_after,
-        memory_bytes=sandbox.pool_memory_mb * 1024 * 1024,
+        memory_bytes=sandbox.pool_memory_bytes,
     )
     try:
-        return DockerBackend.connect(runner_code(), warm=warm, pool=pool), []
+        return DockerBackend.connect(runner_code(), RUNNER, pool), []
     except (EngineFailure, ImageError) as exc:
         if name == "docker":
             raise BackendUnavailable(str(exc)) from exc
         reason = str(exc)
-    return LocalBackend(code_root=REPO_ROOT), [
+    return LocalBackend(code_root=REPO_ROOT, runner=RUNNER), [
         f"没有可用的 Docker 沙箱，改用本地后端 no Docker sandbox ({reason}); using the local backend, "
         "which is no security boundary"
     ]

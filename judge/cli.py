@@ -150,7 +150,7 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
     import docker
 
     from judge.backends import runner_code
-    from sandbox.docker_backend import ENGINE_ERRORS
+    from sandbox.engine import ENGINE_ERRORS
     from sandbox.image import ImageError, build_base, runtime_image
 
     def log(line: str) -> None:

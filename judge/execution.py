@@ -19,10 +19,19 @@ from judge.runner.job import RunnerJob, SolutionSource
 from judge.runner.main import EXIT_INTERNAL
 from judge.texts import Text, same
 from judge.verdicts import Verdict
-from sandbox.backend import Backend, Limits, Outcome
+from sandbox.backend import Backend, Limits, Outcome, RunnerSpec
 
 CaseStatus = Literal["ok", "error", "memory", "forbidden"]
 LOG_TAIL = 2000
+
+# The judge's runner, as every backend is built to run it: cold, `python -m judge.runner`
+# (which prepares itself, then runs the job on stdin); pooled, a fork server that called
+# prepare() once and calls main() in each job's child.
+RUNNER = RunnerSpec(
+    cold_args=("-m", "judge.runner"),
+    preload="judge.runner.main:prepare",
+    entry="judge.runner.main:main",
+)
 
 
 @dataclass
@@ -100,15 +109,10 @@ def run_solutions(
         solutions=solutions,
         forbidden=list(problem.spec.forbidden),
     )
-    command = [backend_python(backend), "-m", "judge.runner"]
-    outcome = backend.run(command, job.to_bytes(), limits)
+    outcome = backend.run(job.to_bytes(), limits)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
     parsed = parse_stream(outcome.result, stream_limits)
     return interpret(parsed, outcome, len(solutions), limits)
-
-
-def backend_python(backend: Backend) -> str:
-    return str(getattr(backend, "python", "python3"))
 
 
 def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: Limits) -> RunResult:

@@ -159,6 +159,7 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
         import torch  # noqa: F401 - a clear message beats a traceback from deep inside
     except ImportError:
         raise KitError("需要 torch / torch is not installed: pip install torch") from None
+    from judge.execution import RUNNER
     from judge.grading import judge_source
     from judge.report import render_table
     from judge.verdicts import Verdict
@@ -168,7 +169,7 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
         source = problem.solution.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KitError(f"cannot read {problem.solution}: {exc}") from exc
-    backend = LocalBackend(code_root=LIBRARY)
+    backend = LocalBackend(code_root=LIBRARY, runner=RUNNER)
     report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S)
     if as_json:
         print(report.to_json(lang))

@@ -1,14 +1,43 @@
-"""The sandbox interface: run one command with a stdin payload under limits, return what happened.
+"""The sandbox interface: run one job of a declared runner under limits, return what happened.
 
-A backend knows processes and containers, not problems or users. The judge hands it the
-runner's command, the job bytes and the limits; it hands back the result stream, the
-captured log (the learner's prints and stderr), and how the process ended.
+A backend knows processes and containers, not problems or users. It is built with a
+`RunnerSpec` (what it runs for every job); the judge hands it the job bytes and the limits,
+and it hands back the result stream, the captured log (the learner's prints and stderr),
+and how the process ended. How the runner is started (a new interpreter, or a preloaded
+fork server's child) is the backend's own choice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """What a backend runs for each job: one declaration for the cold and the pooled paths.
+
+    Cold, a job is a new interpreter started with `cold_args` (after the backend's own
+    Python, which differs between a container and the host), the job on its stdin. A backend
+    that keeps processes ready calls `preload` ("module:function") once per process and
+    `entry` ("module:function") once per job, in a child with the job on its stdin; together
+    they must do what the cold command does. Without them the runner can only run cold.
+    """
+
+    cold_args: tuple[str, ...]  # e.g. ("-m", "judge.runner")
+    preload: str | None = None
+    entry: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.preload is None) != (self.entry is None):
+            raise ValueError("a runner that can be preloaded names both its preload and its entry")
+
+    @property
+    def poolable(self) -> bool:
+        return self.entry is not None
+
+    def cold_argv(self, python: str) -> list[str]:
+        return [python, *self.cold_args]
 
 
 @dataclass(frozen=True)
@@ -43,6 +72,48 @@ class Outcome:
     log_overflow: bool = False  # the learner's output went over its cap
     system_error: str | None = None  # the backend itself failed; not the learner's fault
 
+    @classmethod
+    def of_run(
+        cls,
+        result: bytes,
+        log: bytes,
+        *,
+        exit_code: int | None,
+        signal: int | None,
+        wall_s: float,
+        ready_s: float | None,
+        clock_ran_out: bool,
+        cpu_s: float = 0.0,
+        peak_memory_bytes: int = 0,
+        cpu_exceeded: bool = False,
+        memory_exceeded: bool = False,
+        result_overflow: bool = False,
+        log_overflow: bool = False,
+    ) -> Outcome:
+        """A run that ended. A clock that ran out before the runner was ready is the start-up's
+        (the sandbox's trouble, SE); after it, the run's wall clock (the learner's, TLE)."""
+        return cls(
+            result,
+            log,
+            exit_code,
+            signal,
+            wall_s,
+            cpu_s=cpu_s,
+            ready_s=ready_s,
+            peak_memory_bytes=peak_memory_bytes,
+            timed_out=clock_ran_out and ready_s is not None,
+            startup_timed_out=clock_ran_out and ready_s is None,
+            cpu_exceeded=cpu_exceeded,
+            memory_exceeded=memory_exceeded,
+            result_overflow=result_overflow,
+            log_overflow=log_overflow,
+        )
+
+    @classmethod
+    def failed(cls, message: str, wall_s: float = 0.0) -> Outcome:
+        """The backend could not run the job (no learner code is to blame)."""
+        return cls(b"", b"", None, None, wall_s, system_error=message)
+
 
 class Backend(Protocol):
     name: str
@@ -53,7 +124,9 @@ class Backend(Protocol):
         """Identifies the runtime (interpreter, torch, image) for caching reference observations."""
         ...
 
-    def run(self, command: list[str], stdin: bytes, limits: Limits) -> Outcome: ...
+    def run(self, stdin: bytes, limits: Limits) -> Outcome:
+        """Run the runner the backend was built with (its RunnerSpec) once, `stdin` its job."""
+        ...
 
     def warm_up(self) -> None:
         """Start preparing sandboxes ahead of the first run (a no-op where nothing is pooled)."""

@@ -19,21 +19,16 @@ is killed and removed, and the outcome says why.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import secrets
-import select
-import socket
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sandbox import wire
 from sandbox.attach import AttachFrames, append_capped
-from sandbox.backend import Limits, Outcome
-
-if TYPE_CHECKING:
-    from sandbox.docker_backend import DockerBackend
+from sandbox.backend import Limits, Outcome, RunnerSpec
+from sandbox.engine import BASELINE_MEMORY, PYTHON, Engine, EngineFailure
 
 Mode = Literal["cold", "warm", "fork"]
 # Beyond the job's own start-up and wall clocks: the server's kill, wait and report.
@@ -42,15 +37,6 @@ SERVER_LOG_BYTES = 16 * 1024
 # The server, its kill helper and torch's threads, on top of the job's processes.
 SERVER_PROCESSES = 16
 FORK_CAPABILITIES = ["SETUID", "SETGID", "CHOWN"]
-
-
-@dataclass(frozen=True)
-class WarmSpec:
-    """What a warm container preloads and runs per job, and the cold command it stands for."""
-
-    command: tuple[str, ...]  # e.g. ("python3", "-m", "judge.runner")
-    preload: str  # "module:function", called once before the container says it is ready
-    entry: str  # "module:function", called in each job's child
 
 
 @dataclass(frozen=True)
@@ -69,10 +55,10 @@ class PoolPolicy:
 class WarmContainer:
     """One started container with a ready server, used by one job at a time."""
 
-    def __init__(self, backend: DockerBackend, spec: WarmSpec, policy: PoolPolicy) -> None:
-        from sandbox.docker_backend import BASELINE_MEMORY, EngineFailure
-
-        self.backend = backend
+    def __init__(self, engine: Engine, runner: RunnerSpec, policy: PoolPolicy) -> None:
+        if runner.preload is None or runner.entry is None:
+            raise ValueError(f"the runner {runner.cold_args} has no preload and entry: it can only run cold")
+        self.engine = engine
         self.policy = policy
         self.jobs = policy.recycle_after if policy.mode == "fork" else 1
         self.served = 0
@@ -83,19 +69,19 @@ class WarmContainer:
         # Per-job uids unique to this container (the per-uid process count is host-wide).
         uid_base = 1_000_000 + secrets.randbelow(1 << 20) * 4096
         command = [
-            backend.python,
+            PYTHON,
             "-m",
             "sandbox.forkserver",
             "--preload",
-            spec.preload,
+            runner.preload,
             "--entry",
-            spec.entry,
+            runner.entry,
             "--jobs",
             str(self.jobs),
             "--uid-base",
             str(uid_base),
         ]
-        self.cid: str = backend.create_container(
+        self.cid = engine.create(
             command,
             memory=BASELINE_MEMORY + policy.memory_bytes,
             processes=policy.processes + SERVER_PROCESSES,
@@ -107,13 +93,14 @@ class WarmContainer:
             # (the server sets the mode again itself: Docker copies the image's onto a tmpfs).
             tmp_mode="0711" if fork else "1777",
             cap_add=FORK_CAPABILITIES if fork else None,
-        )["Id"]
+        )
         try:
-            self._sock = backend.client.api.attach_socket(
-                self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-            self._raw: socket.socket = getattr(self._sock, "_sock", self._sock)
-            backend.client.api.start(self.cid)
+            self._stream = engine.attach(self.cid)
+        except BaseException:
+            engine.remove(self.cid)
+            raise
+        try:
+            engine.start(self.cid)
             ready = self._read_until(wire.READY, time.monotonic() + policy.startup_s)
         except BaseException:
             self.close()
@@ -143,14 +130,14 @@ class WarmContainer:
             "log_bytes": limits.log_bytes,
             "file_bytes": limits.file_bytes,
             "processes": limits.processes,
-            "open_files": self.backend.policy.open_files,
+            "open_files": self.engine.policy.open_files,
         }
         start = time.monotonic()
         result, log = bytearray(), bytearray()
         ready_s: float | None = None
         result_overflow = log_overflow = False
         try:
-            self._raw.sendall(wire.encode_request(header, stdin))
+            self._stream.send_all(wire.encode_request(header, stdin))
         except OSError as exc:
             return self._broken(f"cannot send the job to the sandbox: {exc}", start), False
         backstop = start + limits.startup_s + limits.wall_s + GRACE_S
@@ -177,22 +164,19 @@ class WarmContainer:
             return self._lost(result, log, ready_s, start, limits), False
         if end.get("error"):  # the server could not run the job: the sandbox's fault, not the job's
             return self._broken(str(end["error"])[:500], start), False
-        wall = time.monotonic() - start
-        timed_out = bool(end.get("timed_out"))
         if end.get("setup_failed"):
             tail = log.decode("utf-8", "replace")[-1500:]
             return self._broken(f"the sandbox could not set up the job: {tail}", start), False
-        outcome = Outcome(
-            result=bytes(result),
-            log=bytes(log),
+        outcome = Outcome.of_run(
+            bytes(result),
+            bytes(log),
             exit_code=end.get("exit_code"),
             signal=end.get("signal"),
-            wall_s=wall,
-            cpu_s=float(end.get("cpu_s") or 0.0),
+            wall_s=time.monotonic() - start,
             ready_s=ready_s,
+            clock_ran_out=bool(end.get("timed_out")),
+            cpu_s=float(end.get("cpu_s") or 0.0),
             peak_memory_bytes=int(end.get("peak_memory_bytes") or 0),
-            timed_out=timed_out and ready_s is not None,
-            startup_timed_out=timed_out and ready_s is None,
             cpu_exceeded=bool(end.get("cpu_exceeded")),
             memory_exceeded=bool(end.get("memory_exceeded")),
             result_overflow=result_overflow or bool(end.get("result_overflow")),
@@ -207,26 +191,25 @@ class WarmContainer:
         """No end report: our backstop ran out, or the container died (its OOM kill, say)."""
         timed_out = time.monotonic() >= start + limits.startup_s + limits.wall_s + GRACE_S
         self.kill()
-        state = self._state()
+        state = self.engine.last_state(self.cid)
         oom = bool(state.get("OOMKilled"))
         if not timed_out and not oom:
             tail = self.server_log.decode("utf-8", "replace")[-1500:]
             return self._broken(f"the sandbox ended without a report: {state} {tail}", start)
-        return Outcome(
-            result=bytes(result),
-            log=bytes(log),
+        return Outcome.of_run(
+            bytes(result),
+            bytes(log),
             exit_code=None,
             signal=9,
             wall_s=time.monotonic() - start,
             ready_s=ready_s,
-            timed_out=timed_out and ready_s is not None,
-            startup_timed_out=timed_out and ready_s is None,
+            clock_ran_out=timed_out,
             memory_exceeded=oom and not timed_out,
         )
 
     def _broken(self, message: str, start: float) -> Outcome:
         self.kill()
-        return Outcome(b"", b"", None, None, time.monotonic() - start, system_error=message)
+        return Outcome.failed(message, time.monotonic() - start)
 
     # -- the attach stream -----------------------------------------------------------------
 
@@ -236,13 +219,12 @@ class WarmContainer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            readable, _, _ = select.select([self._raw], [], [], min(remaining, 1.0))
-            if not readable:
-                continue
             try:
-                chunk = self._raw.recv(1 << 16)
-            except (ConnectionResetError, TimeoutError, OSError):
+                chunk = self._stream.read(min(remaining, 1.0))
+            except OSError:  # a stream that fails is a stream that ended
                 chunk = b""
+            if chunk is None:
+                continue
             if not chunk:
                 return None
             stdout = self._demux(chunk)
@@ -270,26 +252,12 @@ class WarmContainer:
 
     # -- ending --------------------------------------------------------------------------------
 
-    def _state(self) -> dict[str, Any]:
-        from sandbox.docker_backend import ENGINE_ERRORS
-
-        with contextlib.suppress(*ENGINE_ERRORS):
-            self.backend._wait(self.cid, 5.0)
-            state: dict[str, Any] = self.backend.client.api.inspect_container(self.cid)["State"]
-            return state
-        return {}
-
     def kill(self) -> None:
-        from sandbox.docker_backend import _close_attach
-
-        if hasattr(self, "_raw"):
-            _close_attach(self._sock, self._raw)
-        self.backend._kill(self.cid)
+        # The stream first: the engine does not finish a kill while its copy of the output
+        # is blocked on a socket nobody reads.
+        self._stream.close()
+        self.engine.kill(self.cid)
 
     def close(self) -> None:
-        from sandbox.docker_backend import ENGINE_ERRORS, _close_attach
-
-        if hasattr(self, "_raw"):
-            _close_attach(self._sock, self._raw)
-        with contextlib.suppress(*ENGINE_ERRORS):
-            self.backend.client.api.remove_container(self.cid, force=True)
+        self._stream.close()
+        self.engine.remove(self.cid)

@@ -1,13 +1,15 @@
 """The judge runtime image: a base (Debian, Python, the pinned CPU torch) and a runner layer.
 
 Two ways make the base, and both tag it with a hash of what went in, so a build is skipped
-when its tag exists and a changed input makes a new tag:
+when its tag exists and a changed input makes a new tag. Either way the pinned wheels are
+installed by the host's own pip, so they come from wherever this machine's pip configuration
+says (a local torch file, a mirror); no index is named here.
 
-- offline (`judge image build --offline`): debootstrap a Debian rootfs from Debian's
-  packages, install the pinned wheels into it with the host's pip (which finds the local
-  torch file), `docker import`. Needs root, debootstrap and chroot; no registry.
+- offline (`judge image build --offline`): debootstrap a Debian rootfs from the Debian mirror
+  of this machine's apt sources (or the image_mirror setting), install the wheels into it,
+  `docker import`. Needs root, debootstrap and chroot; no registry.
 - pulled (`judge image build`): `docker build` of `sandbox/image/Dockerfile` from
-  python:3.11-slim, for hosts that can pull.
+  python:3.11-slim, which copies in the wheels installed on the host; for hosts that can pull.
 
 The runner layer adds the runner's code (the caller names the folders) to a base, byte-
 compiled, as one small committed layer, tagged with a hash of the base and the code. It is
@@ -27,7 +29,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import docker
@@ -46,8 +50,16 @@ LABEL = "llm-judge.sandbox"
 RECIPE = 1
 DEBIAN_SUITE = "bookworm"  # its python3 is 3.11, matching the pinned cp311 wheels
 DEBIAN_PYTHON = "3.11"
-DEBIAN_MIRROR = os.environ.get("JUDGE_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 DEBIAN_PACKAGES = ("python3",)
+# The settings that choose the mirror and the work folder (judge.settings, [sandbox]); named
+# in messages only: the caller passes their values in.
+MIRROR_SETTING = "image_mirror under [sandbox] (JUDGE_SANDBOX__IMAGE_MIRROR)"
+DEFAULT_WORKDIR = Path("/var/tmp")
+APT_DIR = Path("/etc/apt")
+OS_RELEASE = Path("/etc/os-release")
+# debootstrap reads these schemes (apt's mirror+file:, cdrom: and tor+ are apt's alone).
+MIRROR_SCHEMES = ("http://", "https://", "file:/")
+STEP_TAIL_LINES = 40  # of a failed step's output, in the error
 
 SANDBOX_USER = "65534:65534"  # nobody:nogroup; owns nothing in the image
 CODE_ROOT = "/opt/judge"  # the runner's code, on PYTHONPATH
@@ -90,6 +102,112 @@ def pulled_base_tag() -> str:
     return f"{BASE_REPO}:dockerfile-{_digest(DOCKERFILE.read_bytes(), REQUIREMENTS.read_bytes())}"
 
 
+@dataclass(frozen=True)
+class AptSource:
+    """One `deb` entry of apt's sources: a repository URI and what it serves."""
+
+    uri: str
+    suites: tuple[str, ...]
+    components: tuple[str, ...]
+
+
+def apt_sources(apt_dir: Path = APT_DIR) -> list[AptSource]:
+    """The `deb` entries of sources.list and sources.list.d/ (one-line *.list files and deb822
+    *.sources files), in apt's order; deb-src and disabled entries are left out."""
+    files = [apt_dir / "sources.list"]
+    listed = apt_dir / "sources.list.d"
+    if listed.is_dir():
+        files += sorted(p for p in listed.iterdir() if p.suffix in (".list", ".sources"))
+    found: list[AptSource] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found += _deb822_sources(text) if path.suffix == ".sources" else _one_line_sources(text)
+    return found
+
+
+def _one_line_sources(text: str) -> list[AptSource]:
+    """`deb [options] uri suite [component...]`, one per line."""
+    found = []
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) < 3 or words[0] != "deb":
+            continue
+        rest = words[1:]
+        if rest[0].startswith("["):  # options: [ arch=amd64 signed-by=... ]
+            end = next((i for i, w in enumerate(rest) if w.endswith("]")), len(rest) - 1)
+            rest = rest[end + 1 :]
+        if len(rest) >= 2:
+            found.append(AptSource(rest[0], (rest[1],), tuple(rest[2:])))
+    return found
+
+
+def _deb822_sources(text: str) -> list[AptSource]:
+    """Stanzas of `Field: value` lines separated by blank lines (sources.list(5), deb822)."""
+    found = []
+    for stanza in _stanzas(text):
+        enabled = stanza.get("enabled", "yes").lower() not in ("no", "false", "0")
+        if enabled and "deb" in stanza.get("types", "").split():
+            suites = tuple(stanza.get("suites", "").split())
+            components = tuple(stanza.get("components", "").split())
+            found += [AptSource(uri, suites, components) for uri in stanza.get("uris", "").split()]
+    return found
+
+
+def _stanzas(text: str) -> Iterable[dict[str, str]]:
+    stanza: dict[str, str] = {}
+    field = ""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if stanza:
+                yield stanza
+            stanza, field = {}, ""
+        elif line[0] in " \t" and field:  # a continuation of the field above
+            stanza[field] += " " + line.strip()
+        elif ":" in line:
+            field, value = line.split(":", 1)
+            field = field.strip().lower()
+            stanza[field] = value.strip()
+    if stanza:
+        yield stanza
+
+
+def debian_mirror(chosen: str | None = None, apt_dir: Path = APT_DIR, os_release: Path = OS_RELEASE) -> str:
+    """The Debian mirror for the offline build: `chosen` (the image_mirror setting) if given,
+    else the first of this machine's apt sources that serves DEBIAN_SUITE's main component,
+    else (on a Debian host, whose mirror serves every release) the first source of a main
+    Debian suite."""
+    if chosen and chosen.strip():
+        return chosen.strip().rstrip("/")
+    usable = [s for s in apt_sources(apt_dir) if s.uri.startswith(MIRROR_SCHEMES) and "main" in s.components]
+    for source in usable:
+        if DEBIAN_SUITE in source.suites:
+            return source.uri.rstrip("/")
+    if _os_id(os_release) == "debian":
+        for source in usable:
+            if any("-" not in suite and not suite.endswith("/") for suite in source.suites):
+                return source.uri.rstrip("/")
+    raise ImageError(
+        f"no apt source of this machine serves Debian {DEBIAN_SUITE} (looked in {apt_dir}/sources.list "
+        f"and {apt_dir}/sources.list.d/); set {MIRROR_SETTING} to a Debian mirror's URL"
+    )
+
+
+def _os_id(os_release: Path) -> str:
+    try:
+        text = os_release.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith("ID="):
+            return line[3:].strip().strip("\"'")
+    return ""
+
+
 def image_exists(client: docker.DockerClient, tag: str) -> bool:
     try:
         client.images.get(tag)
@@ -98,35 +216,40 @@ def image_exists(client: docker.DockerClient, tag: str) -> bool:
     return True
 
 
-def build_base(client: docker.DockerClient, *, offline: bool, log: Log = print) -> str:
-    """Build the base image unless its tag already exists; return the tag."""
+def build_base(
+    client: docker.DockerClient,
+    *,
+    offline: bool,
+    log: Log = print,
+    mirror: str | None = None,
+    workdir: Path = DEFAULT_WORKDIR,
+) -> str:
+    """Build the base image unless its tag already exists; return the tag. `log` hears each
+    step and the output of the tools as it comes (debootstrap, pip, docker build). `mirror`
+    (offline only; default: from this machine's apt sources) and `workdir` (where the rootfs
+    or the build context is made, a few GB) are the image_* settings of [sandbox]."""
     tag = offline_base_tag() if offline else pulled_base_tag()
     if image_exists(client, tag):
         log(f"{tag} exists; nothing to build")
         return tag
     if offline:
-        _build_offline(client, tag, log)
+        _build_offline(client, tag, log, debian_mirror(mirror), workdir)
     else:
-        log(f"building {tag} from {DOCKERFILE} (pulls python:3.11-slim)")
-        try:
-            client.images.build(path=str(IMAGE_DIR), tag=tag, rm=True, pull=True)
-        except (docker.errors.BuildError, docker.errors.APIError) as exc:
-            raise ImageError(f"docker build failed: {exc}; without a registry use --offline") from exc
+        _build_pulled(client, tag, log, workdir)
     log(f"built {tag}")
     return tag
 
 
-def _build_offline(client: docker.DockerClient, tag: str, log: Log) -> None:
+def _build_offline(client: docker.DockerClient, tag: str, log: Log, mirror: str, workdir: Path) -> None:
     if os.geteuid() != 0:
         raise ImageError("the offline build needs root (debootstrap and chroot); run it with sudo")
     for tool in ("debootstrap", "chroot", "tar"):
         if shutil.which(tool) is None:
             hint = " (apt-get install debootstrap)" if tool == "debootstrap" else ""
             raise ImageError(f"the offline build needs {tool}{hint}")
-    work = Path(os.environ.get("JUDGE_IMAGE_WORKDIR", "/var/tmp"))
-    with tempfile.TemporaryDirectory(prefix="judge-image-", dir=work) as tmp:
+    with tempfile.TemporaryDirectory(prefix="judge-image-", dir=workdir) as tmp:
         root = Path(tmp) / "rootfs"
-        log(f"debootstrap {DEBIAN_SUITE} from {DEBIAN_MIRROR} (about a minute)")
+        log(f"== debootstrap {DEBIAN_SUITE} from {mirror} (a minute or two)")
         _step(
             [
                 "debootstrap",
@@ -134,20 +257,21 @@ def _build_offline(client: docker.DockerClient, tag: str, log: Log) -> None:
                 f"--include={','.join(DEBIAN_PACKAGES)}",
                 DEBIAN_SUITE,
                 str(root),
-                DEBIAN_MIRROR,
-            ]
+                mirror,
+            ],
+            log,
         )
         site = f"/usr/local/lib/python{DEBIAN_PYTHON}/dist-packages"
-        log(f"installing {REQUIREMENTS.name} into the rootfs")
-        _step([sys.executable, "-m", "pip", "install", "--quiet", *_wheel_target_args(root / site[1:])])
-        log("byte-compiling (the image's root is read-only at run time)")
+        _install_wheels(root / site[1:], log)
+        log("== byte-compiling (the image's root is read-only at run time)")
         # Exit 1 is expected: a few of torch's test helpers use newer syntax and stay uncompiled.
-        _step(["chroot", str(root), "python3", "-m", "compileall", "-q", "-j", "0", site], ok=(0, 1))
+        _step(["chroot", str(root), "python3", "-m", "compileall", "-q", "-j", "0", site], log, ok=(0, 1))
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"):
             shutil.rmtree(root / junk, ignore_errors=True)
         archive = Path(tmp) / "rootfs.tar"
-        _step(["tar", "-C", str(root), "--numeric-owner", "-cf", str(archive), "."])
-        log(f"docker import as {tag}")
+        log("== packing the rootfs")
+        _step(["tar", "-C", str(root), "--numeric-owner", "-cf", str(archive), "."], log)
+        log(f"== docker import as {tag}")
         repo, _, version = tag.partition(":")
         try:
             client.api.import_image_from_file(
@@ -157,6 +281,34 @@ def _build_offline(client: docker.DockerClient, tag: str, log: Log) -> None:
             raise ImageError(f"docker import failed: {exc}") from exc
     if not image_exists(client, tag):
         raise ImageError(f"docker import did not produce {tag}")
+
+
+def _build_pulled(client: docker.DockerClient, tag: str, log: Log, workdir: Path) -> None:
+    """`docker build` of the Dockerfile, with the wheels installed on the host into the build
+    context's site/ (the build itself fetches nothing but its FROM image)."""
+    with tempfile.TemporaryDirectory(prefix="judge-image-", dir=workdir) as tmp:
+        context = Path(tmp)
+        shutil.copyfile(DOCKERFILE, context / "Dockerfile")
+        _install_wheels(context / "site", log)
+        log(f"== docker build of {DOCKERFILE.name} as {tag} (pulls its FROM image)")
+        tail: deque[str] = deque(maxlen=STEP_TAIL_LINES)
+        try:
+            for chunk in client.api.build(path=str(context), tag=tag, rm=True, pull=True, decode=True):
+                if "error" in chunk:
+                    raise ImageError(f"docker build failed: {chunk['error']}\n" + "\n".join(tail))
+                for line in str(chunk.get("stream", "")).splitlines():
+                    if line.strip():
+                        tail.append(line)
+                        log(f"  {line}")
+        except docker.errors.APIError as exc:
+            raise ImageError(f"docker build failed: {exc}; without a registry use --offline") from exc
+    if not image_exists(client, tag):
+        raise ImageError(f"docker build did not produce {tag}")
+
+
+def _install_wheels(target: Path, log: Log) -> None:
+    log(f"== installing {REQUIREMENTS.name} into {target.name}/ with this machine's pip")
+    _step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *_wheel_target_args(target)], log)
 
 
 def _wheel_target_args(target: Path) -> list[str]:
@@ -175,11 +327,28 @@ def _image_changes() -> list[str]:
     return [*env, "WORKDIR /tmp", f"USER {SANDBOX_USER}", 'CMD ["python3"]']
 
 
-def _step(command: list[str], ok: tuple[int, ...] = (0,)) -> None:
-    proc = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+def _step(command: list[str], log: Log, ok: tuple[int, ...] = (0,)) -> None:
+    """Run a build step, passing its output (stdout and stderr) to `log` line by line."""
+    tail: deque[str] = deque(maxlen=STEP_TAIL_LINES)
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},  # pip's lines as they come, not at exit
+        text=True,
+        errors="replace",
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip()
+            if line:
+                tail.append(line)
+                log(f"  {line}")
     if proc.returncode not in ok:
-        tail = (proc.stderr or proc.stdout).strip()[-2000:]
-        raise ImageError(f"`{' '.join(command[:3])} ...` failed (exit {proc.returncode}):\n{tail}")
+        raise ImageError(
+            f"`{' '.join(command[:3])} ...` failed (exit {proc.returncode}):\n" + "\n".join(tail)
+        )
 
 
 def _code_files(code: Mapping[str, Path]) -> list[tuple[str, Path]]:

@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from sandbox.backend import Limits, Outcome
+from sandbox.backend import Limits, Outcome, RunnerSpec
 
 UNSANDBOXED_WARNING = (
     "本地后端不是安全沙箱 the local backend is no security boundary: submitted code runs as you"
@@ -39,8 +39,10 @@ class LocalBackend:
     name = "local"
     is_sandbox = False
 
-    def __init__(self, code_root: Path, python: str | None = None) -> None:
+    def __init__(self, code_root: Path, runner: RunnerSpec, python: str | None = None) -> None:
         self.code_root = code_root
+        # Every run is a new process: the runner's cold command, nothing preloaded.
+        self.runner = runner
         self.python = python or sys.executable
 
     def runtime_id(self) -> str:
@@ -70,9 +72,9 @@ class LocalBackend:
             "MALLOC_ARENA_MAX": "2",
         }
 
-    def run(self, command: list[str], stdin: bytes, limits: Limits) -> Outcome:
+    def run(self, stdin: bytes, limits: Limits) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="judge-run-") as workdir:
-            return self._run(command, stdin, limits, workdir)
+            return self._run(self.runner.cold_argv(self.python), stdin, limits, workdir)
 
     def _run(self, command: list[str], stdin: bytes, limits: Limits, workdir: str) -> Outcome:
         start = time.monotonic()
@@ -88,20 +90,19 @@ class LocalBackend:
                 close_fds=True,
             )
         except OSError as exc:
-            return Outcome(b"", b"", None, None, 0.0, system_error=f"cannot start the runner: {exc}")
+            return Outcome.failed(f"cannot start the runner: {exc}")
         assert proc.stdin and proc.stdout and proc.stderr
         try:
             _apply_limits(proc.pid, limits)
         except OSError as exc:
             _kill_group(proc.pid)
             proc.wait()
-            return Outcome(b"", b"", None, None, 0.0, system_error=f"cannot limit the runner: {exc}")
+            return Outcome.failed(f"cannot limit the runner: {exc}")
 
         writer = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
         writer.start()
         result, log = bytearray(), bytearray()
         outcome_flags = {"timed_out": False, "result_overflow": False, "log_overflow": False}
-        ready = False
         ready_s: float | None = None
         deadline = start + limits.startup_s
         sel = selectors.DefaultSelector()
@@ -120,8 +121,7 @@ class LocalBackend:
                     sel.unregister(key.fileobj)
                     open_streams -= 1
                     continue
-                if which == "result" and not ready:
-                    ready = True
+                if which == "result" and ready_s is None:
                     ready_s = time.monotonic() - start
                     deadline = time.monotonic() + limits.wall_s
                 buf.extend(chunk)
@@ -157,17 +157,16 @@ class LocalBackend:
             and not cpu_exceeded
             and not (outcome_flags["result_overflow"] or outcome_flags["log_overflow"])
         )
-        return Outcome(
-            result=bytes(result),
-            log=bytes(log),
+        return Outcome.of_run(
+            bytes(result),
+            bytes(log),
             exit_code=None if sig else exit_code,
             signal=sig,
             wall_s=wall,
-            cpu_s=cpu,
             ready_s=ready_s,
+            clock_ran_out=outcome_flags["timed_out"],
+            cpu_s=cpu,
             peak_memory_bytes=peak,
-            timed_out=outcome_flags["timed_out"] and ready,
-            startup_timed_out=outcome_flags["timed_out"] and not ready,
             cpu_exceeded=cpu_exceeded,
             memory_exceeded=memory_exceeded,
             result_overflow=outcome_flags["result_overflow"],

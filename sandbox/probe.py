@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import sys
 
+from sandbox.backend import RunnerSpec
+
+# The probe as a backend's runner: cold `python3 -m sandbox.probe`, pooled these two.
+RUNNER = RunnerSpec(("-m", "sandbox.probe"), preload="sandbox.probe:prepare", entry="sandbox.probe:main")
+
 
 def prepare() -> None:
     """Nothing to preload: the tests check the sandbox, not torch."""
@@ -23,5 +28,5 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":  # cold: `python3 -m sandbox.probe`, the command a pool stands in for
+if __name__ == "__main__":  # cold: `python3 -m sandbox.probe`
     sys.exit(main())

@@ -29,11 +29,13 @@ def docker_backend():  # type: ignore[no-untyped-def]
     """The real Docker backend. Without an engine or image the test skips, except under
     JUDGE_REQUIRE_DOCKER=1 (set by .ci/run), where it fails: CI must not pass by skipping."""
     from judge.backends import runner_code
-    from sandbox.docker_backend import DockerBackend, EngineFailure
+    from judge.execution import RUNNER
+    from sandbox.docker_backend import DockerBackend
+    from sandbox.engine import EngineFailure
     from sandbox.image import ImageError
 
     try:
-        backend = DockerBackend.connect(runner_code())
+        backend = DockerBackend.connect(runner_code(), RUNNER)
     except (EngineFailure, ImageError) as exc:
         if os.environ.get("JUDGE_REQUIRE_DOCKER") == "1":
             pytest.fail(f"JUDGE_REQUIRE_DOCKER=1 but Docker is not usable: {exc}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from judge.casekit import Rng
 from judge.compare import compare
+from judge.execution import RUNNER
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.interfaces import Which
@@ -91,7 +92,7 @@ def make_package(
 
 
 def local_backend() -> LocalBackend:
-    return LocalBackend(code_root=REPO_ROOT)
+    return LocalBackend(code_root=REPO_ROOT, runner=RUNNER)
 
 
 def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: Which = "all") -> Report:

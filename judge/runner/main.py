@@ -19,6 +19,7 @@ import os
 import sys
 import time
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -53,6 +54,9 @@ def prepare() -> None:
     if _prepared:
         return
     _prepared = True
+    # Before torch loads: without numpy (the runtime image and the practice kit's venvs hold
+    # none) torch warns about it, and the learner's printed output must not show that.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     import torch
 
     import judge.casekit

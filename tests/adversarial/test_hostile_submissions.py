@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.backends import RUNNER_COMMAND
+from judge.execution import RUNNER
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
@@ -29,7 +29,7 @@ from judge.report import Report
 from judge.runner.job import RunnerJob
 from sandbox.backend import Limits, Outcome
 from sandbox.docker_backend import DockerBackend
-from sandbox.docker_warm import PoolPolicy, WarmSpec
+from sandbox.docker_warm import PoolPolicy
 from sandbox.image import LABEL, SANDBOX_USER
 from tests.adversarial.hostile import (
     CORRECT_WITH_THREADS,
@@ -68,15 +68,11 @@ class Recording:
     def is_sandbox(self) -> bool:
         return self.inner.is_sandbox
 
-    @property
-    def python(self) -> str:
-        return self.inner.python
-
     def runtime_id(self) -> str:
         return self.inner.runtime_id()
 
-    def run(self, command: list[str], stdin: bytes, limits: Limits) -> Outcome:
-        outcome = self.inner.run(command, stdin, limits)
+    def run(self, stdin: bytes, limits: Limits) -> Outcome:
+        outcome = self.inner.run(stdin, limits)
         if [s.name for s in RunnerJob.from_bytes(stdin).solutions] == ["solution"]:
             self.runs.append((limits, outcome))
         return outcome
@@ -129,14 +125,7 @@ def sandbox(request: pytest.FixtureRequest, docker_backend: DockerBackend) -> It
     if request.param == "cold":
         yield docker_backend
         return
-    warm = WarmSpec(RUNNER_COMMAND, preload="judge.runner.main:prepare", entry="judge.runner.main:main")
-    backend = DockerBackend(
-        docker_backend.client,
-        docker_backend.image,
-        docker_backend.policy,
-        warm=warm,
-        pool=PoolPolicy(mode=request.param, size=1),
-    )
+    backend = DockerBackend(docker_backend.engine, RUNNER, PoolPolicy(mode=request.param, size=1))
     yield backend
     backend.close()
     assert backend.containers() == []

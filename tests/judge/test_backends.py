@@ -8,6 +8,7 @@ import gc
 import pytest
 
 from judge.backends import BackendUnavailable, make_backend, require_sandbox
+from judge.settings import SandboxSettings
 from sandbox.local import LocalBackend
 
 NO_ENGINE = "unix:///tmp/no-docker-engine-here.sock"
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 
 def test_auto_without_an_engine_is_local_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
-    backend, warnings = make_backend("auto")
+    backend, warnings = make_backend("auto", SandboxSettings())
     gc.collect()
     assert isinstance(backend, LocalBackend)
     assert len(warnings) == 1 and "no security boundary" in warnings[0] and "Docker" in warnings[0]
@@ -27,17 +28,17 @@ def test_auto_without_an_engine_is_local_with_a_warning(monkeypatch: pytest.Monk
 def test_docker_without_an_engine_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
     with pytest.raises(BackendUnavailable, match="no Docker engine answers"):
-        make_backend("docker")
+        make_backend("docker", SandboxSettings())
     gc.collect()
 
 
 def test_local_is_local_without_warnings() -> None:
-    backend, warnings = make_backend("local")
+    backend, warnings = make_backend("local", SandboxSettings())
     assert isinstance(backend, LocalBackend) and warnings == []
 
 
 def test_a_server_refuses_the_local_backend_unless_allowed() -> None:
-    backend, _ = make_backend("local")
+    backend, _ = make_backend("local", SandboxSettings())
     with pytest.raises(BackendUnavailable, match="JUDGE_ALLOW_UNSANDBOXED=1"):
         require_sandbox(backend, allow_unsandboxed=False)
     require_sandbox(backend, allow_unsandboxed=True)
@@ -45,6 +46,6 @@ def test_a_server_refuses_the_local_backend_unless_allowed() -> None:
 
 @pytest.mark.docker
 def test_auto_takes_docker_where_an_engine_answers(docker_backend: object) -> None:
-    backend, warnings = make_backend("auto")
+    backend, warnings = make_backend("auto", SandboxSettings())
     assert backend.name == "docker" and backend.is_sandbox and warnings == []
     require_sandbox(backend, allow_unsandboxed=False)

@@ -66,7 +66,7 @@ def test_an_unknown_level_is_refused() -> None:
 def test_log_level_before_or_after_any_command() -> None:
     parser = build_parser()
     for argv, level in [
-        (["run", "204", "s.py"], "info"),
+        (["run", "204", "s.py"], None),  # not given: main() takes the log_level setting
         (["--log-level", "warning", "run", "204", "s.py"], "warning"),
         (["run", "204", "s.py", "--log-level", "debug"], "debug"),
         # the web platform's commands come from an entry point, and take it too
@@ -127,26 +127,40 @@ def test_serve_logs_uvicorn_in_the_same_format(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_worker_logs_its_start_and_stop(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("setting", "flag"), [("warning", "info"), ("warning", None)])
+def test_worker_logs_at_the_flags_level_else_the_settings(
+    tmp_path: Path, setting: str, flag: str | None
+) -> None:
     env = {
         **os.environ,
         **web_env(tmp_path),
         "JUDGE_DATABASE_URL": f"sqlite:///{tmp_path / 'judge.db'}",
         "JUDGE_CACHE_DIR": str(tmp_path / "cache"),
+        "JUDGE_LOG_LEVEL": setting,
     }
     assert judge_cli(env, "db", "upgrade").returncode == 0
     log_path = tmp_path / "worker.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "judge", "worker", "--threads", "1", "--log-level", "debug"],
+            [
+                sys.executable,
+                "-m",
+                "judge",
+                "worker",
+                "--threads",
+                "1",
+                *(["--log-level", flag] if flag else []),
+            ],
             env=env,
             cwd=REPO_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+    # Started: at info its own line says so; at warning, the local backend's warning comes first.
+    started = "judge worker: 1 threads" if flag == "info" else "WARNING web.cli: "
     try:
         deadline = time.monotonic() + 60
-        while "judge worker: 1 threads" not in log_path.read_text():
+        while started not in log_path.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
@@ -157,5 +171,9 @@ def test_worker_logs_its_start_and_stop(tmp_path: Path) -> None:
             proc.wait()
     lines = [line for line in log_path.read_text().splitlines() if line.strip()]
     assert [line for line in lines if not LINE.match(line)] == [], lines
-    assert any("INFO web.cli: judge worker: 1 threads on the local backend" in line for line in lines)
-    assert "INFO web.cli: judge worker: stopping" in lines[-1]
+    infos = [line for line in lines if " INFO " in line]
+    if flag == "info":
+        assert any("INFO web.cli: judge worker: 1 threads on the local backend" in line for line in infos)
+        assert "INFO web.cli: judge worker: stopping" in lines[-1]
+    else:
+        assert infos == [], lines

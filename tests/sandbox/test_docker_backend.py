@@ -10,8 +10,9 @@ from dataclasses import replace
 import docker
 import pytest
 
-from sandbox.backend import Limits, Outcome
-from sandbox.docker_backend import ContainerPolicy, DockerBackend
+from sandbox.backend import Limits, Outcome, RunnerSpec
+from sandbox.docker_backend import DockerBackend
+from sandbox.engine import ContainerPolicy, Engine
 from sandbox.image import LABEL
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -20,7 +21,8 @@ LIMITS = Limits(startup_s=20, wall_s=5, cpu_s=25, memory_bytes=256 * 1024 * 1024
 
 
 def run_py(backend: DockerBackend, code: str, limits: Limits = LIMITS, stdin: bytes = b"") -> Outcome:
-    return backend.run(["python3", "-c", code], stdin, limits)
+    """`code` as the runner: a cold backend on the same engine, built to run `python3 -c code`."""
+    return DockerBackend(backend.engine, RunnerSpec(("-c", code))).run(stdin, limits)
 
 
 def test_streams_are_separate_and_stdin_arrives_whole(docker_backend: DockerBackend) -> None:
@@ -151,11 +153,11 @@ def test_a_dead_judges_containers_are_reaped(docker_backend: DockerBackend) -> N
     live = client.containers.create(
         docker_backend.image,
         ["true"],
-        labels={LABEL: "run", f"{LABEL}.owner": docker_backend.owner},
+        labels={LABEL: "run", f"{LABEL}.owner": docker_backend.engine.owner},
         network_mode="none",
     )
     try:
-        removed = docker_backend.reap_stale()
+        removed = docker_backend.engine.reap_stale()
         assert orphan.id in removed and live.id not in removed
         assert docker_backend.containers() == [live.id]
     finally:
@@ -165,12 +167,13 @@ def test_a_dead_judges_containers_are_reaped(docker_backend: DockerBackend) -> N
 # docker-py's unix transport leaks its socket when connect() fails; collect it here.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_engine_failure_is_retried_then_a_system_error(docker_backend: DockerBackend) -> None:
-    broken = DockerBackend(docker_backend.client, docker_backend.image, ContainerPolicy(retries=1))
+    engine = Engine(docker_backend.client, docker_backend.image, ContainerPolicy(retries=1))
     # A real client of an engine that is not there (version given: it would ask the engine).
-    broken.client = docker.DockerClient(base_url="unix:///tmp/no-docker-engine-here.sock", version="1.41")
+    engine.client = docker.DockerClient(base_url="unix:///tmp/no-docker-engine-here.sock", version="1.41")
+    broken = DockerBackend(engine, RunnerSpec(("-c", "pass")))
     started = time.monotonic()
-    out = run_py(broken, "print(1)")
+    out = broken.run(b"", LIMITS)
     assert out.system_error and "failed 2 times" in out.system_error
     assert time.monotonic() - started >= 0.5  # it waited before the retry
-    del broken
+    del broken, engine
     gc.collect()

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from judge.backends import runner_code
-from sandbox.backend import Limits
+from sandbox.backend import Limits, RunnerSpec
 from sandbox.docker_backend import DockerBackend
+from sandbox.engine import Engine
 from sandbox.image import build_base, find_base, offline_base_tag, pulled_base_tag, runtime_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -41,10 +42,8 @@ def test_the_runner_layer_follows_the_code(docker_backend: DockerBackend, tmp_pa
     second = runtime_image(client, {**runner_code(), "extra": extra})
     try:
         assert len({docker_backend.image, first, second}) == 3
-        backend = DockerBackend(client, second)
-        out = backend.run(
-            ["python3", "-c", "import extra.probe, sys; sys.stdout.write(extra.probe.VALUE)"], b"", Limits()
-        )
+        reads_the_layer = RunnerSpec(("-c", "import extra.probe, sys; sys.stdout.write(extra.probe.VALUE)"))
+        out = DockerBackend(Engine(client, second), reads_the_layer).run(b"", Limits())
         assert out.result == b"layer-2", out.log
     finally:
         for tag in (first, second):

@@ -8,14 +8,14 @@ import time
 from pathlib import Path
 
 from judge.settings import REPO_ROOT
-from sandbox.backend import Limits
+from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.local import LocalBackend
 
-BACKEND = LocalBackend(code_root=REPO_ROOT)
 
-
-def run_py(code: str, limits: Limits | None = None, stdin: bytes = b""):  # type: ignore[no-untyped-def]
-    return BACKEND.run([sys.executable, "-c", code], stdin, limits or Limits(startup_s=10, wall_s=5))
+def run_py(code: str, limits: Limits | None = None, stdin: bytes = b"") -> Outcome:
+    """`code` as the runner: a backend built to run `python -c code` for every job."""
+    backend = LocalBackend(code_root=REPO_ROOT, runner=RunnerSpec(("-c", code)))
+    return backend.run(stdin, limits or Limits(startup_s=10, wall_s=5))
 
 
 def test_result_and_log_streams_are_separate() -> None:
@@ -95,5 +95,13 @@ def test_cpu_limit_stops_a_spin() -> None:
 
 
 def test_missing_interpreter_is_a_system_error() -> None:
-    out = BACKEND.run(["/nonexistent/python"], b"", Limits())
+    backend = LocalBackend(
+        code_root=REPO_ROOT, runner=RunnerSpec(("-c", "pass")), python="/nonexistent/python"
+    )
+    out = backend.run(b"", Limits())
     assert out.system_error and "cannot start" in out.system_error
+
+
+def test_the_runner_is_started_with_the_backends_own_interpreter() -> None:
+    out = run_py("import sys; sys.stdout.write(sys.executable)")
+    assert out.result.decode() == sys.executable, out.log

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.backend import Limits, Outcome
+from sandbox import probe
+from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.docker_backend import DockerBackend
-from sandbox.docker_warm import Mode, PoolPolicy, WarmSpec
+from sandbox.docker_warm import Mode, PoolPolicy
+from sandbox.engine import Engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-PROBE = WarmSpec(
-    ("python3", "-m", "sandbox.probe"), preload="sandbox.probe:prepare", entry="sandbox.probe:main"
-)
 # Which container a job ran in (its cgroup, as the container's init sees it).
 WHERE = "print(open('/proc/1/cgroup').read()[-80:])"
 LIMITS = Limits(startup_s=20, wall_s=5, cpu_s=10, memory_bytes=256 * 1024 * 1024, log_bytes=4096)
@@ -54,7 +53,7 @@ print(json.dumps({
 
 def backend_for(backend: DockerBackend, mode: Mode, **policy: object) -> DockerBackend:
     pool = PoolPolicy(mode=mode, size=1, **policy)  # type: ignore[arg-type]
-    return DockerBackend(backend.client, backend.image, backend.policy, warm=PROBE, pool=pool)
+    return DockerBackend(backend.engine, probe.RUNNER, pool)
 
 
 @pytest.fixture(params=["warm", "fork"])
@@ -72,7 +71,7 @@ def fork(docker_backend: DockerBackend) -> Iterator[DockerBackend]:
 
 
 def job(backend: DockerBackend, code: str, limits: Limits = LIMITS) -> Outcome:
-    return backend.run(list(PROBE.command), code.encode(), limits)
+    return backend.run(code.encode(), limits)
 
 
 def output(outcome: Outcome) -> str:
@@ -228,11 +227,9 @@ def test_a_pool_that_cannot_start_falls_back_to_cold_runs(docker_backend: Docker
     # Its entry point does not exist: every server fails before it is ever ready. Jobs are
     # still judged (cold, the same lock-down) and nothing waits for a container that never comes.
     broken = DockerBackend(
-        docker_backend.client,
-        docker_backend.image,
-        docker_backend.policy,
-        warm=replace(PROBE, entry="sandbox.no_such_module:main"),
-        pool=PoolPolicy(mode="fork", size=1, startup_s=30),
+        docker_backend.engine,
+        replace(probe.RUNNER, entry="sandbox.no_such_module:main"),
+        PoolPolicy(mode="fork", size=1, startup_s=30),
     )
     try:
         assert output(job(broken, "print(6 * 7)")) == "42\n"
@@ -242,6 +239,26 @@ def test_a_pool_that_cannot_start_falls_back_to_cold_runs(docker_backend: Docker
     finally:
         broken.close()
     assert broken.containers() == []
+
+
+def test_the_pool_serves_the_runner_whatever_its_cold_command(docker_backend: DockerBackend) -> None:
+    # The backend chooses the path from its runner spec, not by matching a command: a cold
+    # command of any shape (here one that could only fail) leaves pooled jobs pooled.
+    runner = replace(probe.RUNNER, cold_args=("-c", "raise SystemExit(9)"))
+    backend = DockerBackend(docker_backend.engine, runner, PoolPolicy(mode="fork", size=1))
+    try:
+        facts = json.loads(output(job(backend, FACTS)))
+        assert facts["uid"] >= 1_000_000  # a fork server's child, not a cold container
+        assert backend.containers(kind="run") == []
+    finally:
+        backend.close()
+
+
+def test_a_pool_needs_a_runner_it_can_preload(docker_backend: DockerBackend) -> None:
+    cold_only = RunnerSpec(("-c", "pass"))
+    with pytest.raises(ValueError, match="preload"):
+        DockerBackend(docker_backend.engine, cold_only, PoolPolicy(mode="warm"))
+    assert DockerBackend(docker_backend.engine, cold_only, PoolPolicy(mode="cold")).pool is None
 
 
 def test_a_fork_server_is_recycled_after_its_jobs(docker_backend: DockerBackend) -> None:
@@ -256,13 +273,14 @@ def test_a_fork_server_is_recycled_after_its_jobs(docker_backend: DockerBackend)
 
 
 def test_pool_containers_of_a_dead_judge_are_reaped(docker_backend: DockerBackend) -> None:
-    backend = backend_for(docker_backend, "fork")
-    host = backend.owner.split(":")[0]
-    backend.owner = f"{host}:{_dead_pid()}"  # as if the judge that made them had crashed
+    engine = Engine(docker_backend.client, docker_backend.image)
+    host = engine.owner.split(":")[0]
+    engine.owner = f"{host}:{_dead_pid()}"  # as if the judge that made them had crashed
+    backend = DockerBackend(engine, probe.RUNNER, PoolPolicy(mode="fork", size=1))
     try:
         assert backend.pool is not None and backend.pool.fill(60)
         (cid,) = backend.containers(kind="fork")
-        assert cid in docker_backend.reap_stale()
+        assert cid in docker_backend.engine.reap_stale()
     finally:
         backend.close()
     assert backend.containers() == []
