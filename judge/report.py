@@ -65,6 +65,12 @@ class Report:
     log: str = ""  # what the learner's code printed (tail)
     warnings: list[str] = field(default_factory=list)
 
+    @classmethod
+    def system_error(cls, problem: str, message: str) -> Report:
+        """A judgement that could not be made (the judge failed, never the learner's code): SE,
+        no cases, nothing scored, and `message` saying why as its one warning."""
+        return cls(problem, Verdict.SE, 0, 0, "", 0.0, [], warnings=[message])
+
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {
             "problem": self.problem,

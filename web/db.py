@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, MetaData, TypeDecorator, create_engine, event, make_url
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Engine,
+    MetaData,
+    TypeDecorator,
+    create_engine,
+    event,
+    make_url,
+)
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 # Stable constraint names, so that migrations can name what they change.
@@ -45,6 +55,14 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+def one_of(column: str, states: Iterable[StrEnum]) -> CheckConstraint:
+    """A CHECK that `column` holds one of the named states (named ck_<table>_<column>), so the
+    database refuses a misspelt state whoever writes it. Migrations spell the list out: a
+    migration must still make the constraint of its own day when the enum has grown."""
+    values = ", ".join(f"'{state.value}'" for state in states)
+    return CheckConstraint(f"{column} IN ({values})", name=column)
 
 
 def utcnow() -> datetime:

@@ -18,6 +18,7 @@ from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import token_hash
 from web.db import utcnow
 from web.errors import ApiError
+from web.language import DEFAULT_LANGUAGE, LANGUAGES, Language, as_language
 from web.platform import Platform
 
 SESSION_COOKIE = "judge_session"
@@ -49,10 +50,14 @@ def storable_text(value: str) -> str:
 DbText = Annotated[str, AfterValidator(storable_text)]
 
 
-async def get_platform(request: Request) -> Platform:
-    # async: no I/O, so FastAPI calls it on the event loop instead of handing it to a thread.
+def platform_of(request: Request) -> Platform:
     platform: Platform = request.app.state.platform
     return platform
+
+
+async def get_platform(request: Request) -> Platform:
+    # async: no I/O, so FastAPI calls it on the event loop instead of handing it to a thread.
+    return platform_of(request)
 
 
 PlatformDep = Annotated[Platform, Depends(get_platform)]
@@ -200,6 +205,7 @@ OptionalUserDep = Annotated[User | None, Depends(optional_user)]
 
 
 async def require_admin(user: UserDep) -> User:
+    """The one admin check: the API's routes depend on it, the admin page awaits it."""
     if not user.is_admin:
         raise ApiError(403, "admin_only", "only admins may do this")
     return user
@@ -212,16 +218,15 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def reader_language(request: Request, account_language: str | None = None) -> str:
+def reader_language(request: Request, account_language: str | None = None) -> Language:
     """The language the API answers in: `?lang=`, else the first of Accept-Language that the
     site speaks, else the account's, else Chinese."""
-    asked = request.query_params.get("lang")
-    if asked in ("zh", "en"):
+    asked = as_language(request.query_params.get("lang"))
+    if asked is not None:
         return asked
     for part in request.headers.get("accept-language", "").split(","):
         tag = part.split(";")[0].strip().lower()
-        if tag.startswith("zh"):
-            return "zh"
-        if tag.startswith("en"):
-            return "en"
-    return account_language if account_language in ("zh", "en") else "zh"
+        for lang in LANGUAGES:
+            if tag.startswith(lang):
+                return lang
+    return as_language(account_language) or DEFAULT_LANGUAGE

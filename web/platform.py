@@ -17,13 +17,15 @@ from judge.backends import make_backend, require_sandbox
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from web.db import make_engine, make_sessionmaker
+from web.language import Catalogs
 from web.metrics import Metrics
 from web.migrate import upgrade
-from web.pages.markdown import forget_statements
 from web.problems.sync import load_packages, sync_problems
 from web.problems.validation import mark_interrupted
 from web.settings import WebSettings, resolve_secret_key
+from web.statements import Statements
 from web.submissions.queue import queue_depth
+from web.submissions.waiting import CompletionBoard
 from web.submissions.worker import JudgeContext, QueueSettings, WorkerPool
 
 
@@ -91,14 +93,20 @@ class Platform:
     warnings: list[str] = field(default_factory=list)
     # Where learners reach this server (JUDGE_PUBLIC_URL, else the listen address): the kit's.
     public_url: str = "http://127.0.0.1:8000"
+    # What the platform keeps, so that two platforms in one process (tests) never share it.
     kit: KitCache = field(default_factory=KitCache)
+    statements: Statements = field(default_factory=Statements)
+    catalogs: Catalogs = field(default_factory=Catalogs)
+    # Where this process's workers announce claims and results to long-polling readers; with
+    # no workers here (JUDGE_WORKERS=0) nobody announces and readers re-read the database.
+    board: CompletionBoard = field(default_factory=CompletionBoard)
 
     def reload_problems(self) -> list[str]:
         """Reload problems/ (`judge problems sync` does the same from the command line)."""
         self.problems.clear()
         self.problems.update(load_packages(self.settings.problems_dir))
         changed = sync_problems(self.factory, self.problems)
-        forget_statements()  # kept per text, so never stale; this frees the old versions' HTML
+        self.statements.forget()  # kept per text, so never stale; this frees the old versions' HTML
         return changed
 
     def wake_workers(self) -> None:
@@ -147,7 +155,9 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1", port: int = 8
             platform.backend_name = context.backend.name
             platform.warnings.extend(warnings)
             queues = QueueSettings.of(settings)
-            platform.pool = WorkerPool(settings.workers, factory, context, queues, platform.metrics)
+            platform.pool = WorkerPool(
+                settings.workers, factory, context, queues, platform.metrics, board=platform.board
+            )
     except BaseException:
         engine.dispose()  # refused (unsafe settings) or failed: leave no connections behind
         raise

@@ -19,8 +19,8 @@ from tests.factories import make_package
 from tests.web.factories import PASSWORD, bearer, make_client, make_settings, register
 from web.auth.models import ApiToken
 from web.db import utcnow
-from web.pages.markdown import render_statement, statement_html
 from web.platform import Platform
+from web.statements import Statements
 
 
 @pytest.fixture
@@ -40,25 +40,28 @@ def platform_of(client: TestClient) -> Platform:
 
 def test_statements_are_rendered_once_and_follow_a_reload(own_problems: tuple[TestClient, Path]) -> None:
     client, package = own_problems
+    kept = platform_of(client).statements
     assert "返回" in client.get("/problems/901").text
     assert "返回" in client.get("/api/problems/901").json()["statement"]["zh_html"]
-    page_hits, api_hits = render_statement.cache_info().hits, statement_html.cache_info().hits
+    page_hits, api_hits = kept.for_page.cache_info().hits, kept.for_api.cache_info().hits
     client.get("/problems/901")
     client.get("/api/problems/901")
-    assert render_statement.cache_info().hits > page_hits
-    assert statement_html.cache_info().hits > api_hits
+    assert kept.for_page.cache_info().hits > page_hits
+    assert kept.for_api.cache_info().hits > api_hits
 
     (package / "statement.zh.md").write_text("# 加倍\n\n新的题面:返回 $x + x$。\n")
     assert platform_of(client).reload_problems() == ["901"]
-    assert render_statement.cache_info().currsize == 0 and statement_html.cache_info().currsize == 0
+    assert kept.for_page.cache_info().currsize == 0 and kept.for_api.cache_info().currsize == 0
     assert "新的题面" in client.get("/problems/901").text
     assert "新的题面" in client.get("/api/problems/901").json()["statement"]["zh_html"]
 
 
 def test_the_same_text_renders_the_same_whoever_asked_first() -> None:
     text = "# T\n\n```python\nx = 1\n```\n\n$a^2$"
-    assert render_statement(text) is render_statement(text)
-    assert statement_html(text) == statement_html(text) != render_statement(text)  # plain vs highlighted
+    statements = Statements()
+    assert statements.for_page(text) is statements.for_page(text)
+    # Plain for the API, highlighted for the page.
+    assert statements.for_api(text) == statements.for_api(text) != statements.for_page(text)
 
 
 def test_many_logged_in_readers_at_once_are_all_answered(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from web.db import Base, UTCDateTime, utcnow
+from web.db import Base, UTCDateTime, one_of, utcnow
 
 ROLES = ("learner", "admin")
 
@@ -74,12 +75,21 @@ class LoginAttempt(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class RateKind(StrEnum):
+    """What is counted per address besides failed logins."""
+
+    REGISTER = "register"  # registrations
+    PASSWORD = "password"  # password checks: every log-in and token request, right or wrong
+
+
 class RateEvent(Base):
-    """What is counted per address besides failed logins: registrations ("register") and password
-    checks ("password", every log-in and token request, right or wrong)."""
+    """One counted registration or password check (`RateKind`) from an address."""
 
     __tablename__ = "rate_events"
-    __table_args__ = (Index("ix_rate_events_kind_address_at", "kind", "address", "at"),)
+    __table_args__ = (
+        Index("ix_rate_events_kind_address_at", "kind", "address", "at"),
+        one_of("kind", RateKind),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))

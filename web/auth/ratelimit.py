@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from web.auth.models import LoginAttempt, RateEvent
+from web.auth.models import LoginAttempt, RateEvent, RateKind
 from web.db import utcnow
 from web.errors import ApiError
 from web.settings import WebSettings
@@ -70,13 +70,23 @@ def check_login(db: Session, settings: WebSettings, username: str, address: str)
         raise _too_many(wait, "failed log-ins")
 
 
-def _count_event(db: Session, kind: str, address: str, limit: int, window_s: float, what: str) -> None:
+def window_s(settings: WebSettings, kind: RateKind) -> float:
+    """How far back events of `kind` count."""
+    if kind == RateKind.REGISTER:
+        return settings.register_window_s
+    return settings.password_window_s
+
+
+def _count_event(
+    db: Session, settings: WebSettings, kind: RateKind, address: str, limit: int, what: str
+) -> None:
     """Refuse (429) when `address` already made `limit` events of `kind` within the window, else
     record this one. Recorded before the work it guards, so a burst is counted as it arrives."""
     address = address[:64]
-    since = utcnow() - timedelta(seconds=window_s)
+    window = window_s(settings, kind)
+    now = utcnow()
     condition = (RateEvent.kind == kind) & (RateEvent.address == address)
-    wait = _wait_s(db, RateEvent.at, condition, limit, since, window_s)
+    wait = _wait_s(db, RateEvent.at, condition, limit, now - timedelta(seconds=window), window)
     if wait > 0:
         raise _too_many(wait, what)
     db.add(RateEvent(kind=kind, address=address))
@@ -85,27 +95,15 @@ def _count_event(db: Session, kind: str, address: str, limit: int, window_s: flo
 
 def count_registration(db: Session, settings: WebSettings, address: str) -> None:
     _count_event(
-        db,
-        "register",
-        address,
-        settings.registrations_per_address,
-        settings.register_window_s,
-        "registrations",
+        db, settings, RateKind.REGISTER, address, settings.registrations_per_address, "registrations"
     )
 
 
 def count_password_check(db: Session, settings: WebSettings, address: str) -> None:
-    _count_event(
-        db,
-        "password",
-        address,
-        settings.password_checks_per_address,
-        settings.password_window_s,
-        "log-ins",
-    )
+    _count_event(db, settings, RateKind.PASSWORD, address, settings.password_checks_per_address, "log-ins")
 
 
-def record_failed_login(db: Session, username: str, address: str) -> None:
+def record_failed_login(db: Session, settings: WebSettings, username: str, address: str) -> None:
     db.add(LoginAttempt(username=username.lower()[:64], address=address[:64]))
     db.commit()
 

@@ -3,20 +3,48 @@
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Annotated
 
 from fastapi import Response
+from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from web.auth import ratelimit
-from web.auth.models import LoginSession, User
-from web.auth.secrets import hash_password, new_token, token_hash, verify_password
+from web.auth.models import ApiToken, LoginSession, User
+from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
 from web.deps import SESSION_COOKIE
-from web.errors import ApiError
+from web.errors import ApiError, not_found
+from web.language import Language
 from web.platform import Platform
+
+Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{3,32}$")]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
+
+
+class Credentials(BaseModel):
+    """What a new account is made of (the registration API's body; the form checks the same)."""
+
+    username: Username
+    password: Password
+    language: Language = "zh"
+
+
+class NewToken(BaseModel):
+    id: int
+    name: str
+    token: str = Field(description="shown once; only its hash is kept")
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
 
 
 def authenticate(db: Session, platform: Platform, address: str, username: str, password: str) -> User:
@@ -25,7 +53,7 @@ def authenticate(db: Session, platform: Platform, address: str, username: str, p
     ratelimit.count_password_check(db, platform.settings, address)
     user = db.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if not verify_password(user.password_hash if user else None, password) or user is None:
-        ratelimit.record_failed_login(db, username, address)
+        ratelimit.record_failed_login(db, platform.settings, username, address)
         raise ApiError(401, "bad_credentials", "用户名或密码错误 wrong username or password")
     return user
 
@@ -83,3 +111,40 @@ def end_session(db: Session, session: LoginSession | None, response: Response) -
         db.delete(session)
         db.commit()
     response.delete_cookie(SESSION_COOKIE, path="/")
+
+
+def issue_token(db: Session, platform: Platform, user: User, name: str) -> NewToken:
+    """A new API token for `user`: the raw token is in the answer once, only its hash is kept."""
+    raw = new_token(API_TOKEN_PREFIX)
+    token = ApiToken(
+        token_hash=token_hash(platform.secret_key, raw), prefix=raw[:10], name=name, user_id=user.id
+    )
+    db.add(token)
+    db.commit()
+    return NewToken(id=token.id, name=token.name, token=raw)
+
+
+def active_tokens(db: Session, user: User) -> list[TokenOut]:
+    """The user's tokens that are not revoked, oldest first (by prefix: the token is never kept)."""
+    rows = db.scalars(
+        select(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .order_by(ApiToken.id)
+    ).all()
+    return [
+        TokenOut(id=t.id, name=t.name, prefix=t.prefix, created_at=t.created_at, last_used_at=t.last_used_at)
+        for t in rows
+    ]
+
+
+def revoke_token(db: Session, user: User, token_id: int) -> None:
+    token = db.get(ApiToken, token_id)
+    if token is None or token.user_id != user.id or token.revoked_at is not None:
+        raise not_found("token")  # another's token is as unknown as a missing one
+    token.revoked_at = utcnow()
+    db.commit()
+
+
+def set_language(db: Session, user: User, language: Language) -> None:
+    user.language = language
+    db.commit()

@@ -13,16 +13,15 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from web.auth import service
-from web.auth.models import ApiToken, User
-from web.auth.router import Credentials
+from web.auth.models import User
+from web.auth.service import Credentials
 from web.deps import DbDep, PlatformDep, client_address
 from web.errors import ApiError
+from web.language import LANGUAGE_COOKIE, as_language
 from web.pages.common import PageUserDep, redirect, safe_next, to_login
-from web.pages.i18n import LANGUAGE_COOKIE, as_language, translations
-from web.pages.templating import page_language, render
+from web.pages.templating import page_language, render, translations
 
 router = APIRouter(include_in_schema=False)
 
@@ -50,7 +49,7 @@ def _form_token_ok(request: Request, sent: str) -> bool:
 
 def _stale_form_message(request: Request, principal: PageUserDep) -> str:
     lang = page_language(request, principal.user if principal else None)
-    return translations(lang).gettext("This form expired. Please send it again.")
+    return translations(request, lang).gettext("This form expired. Please send it again.")
 
 
 def _session_and_go(request: Request, db: DbDep, platform: PlatformDep, user: User, target: str) -> Response:
@@ -111,7 +110,7 @@ def register_form(
 ) -> Response:
     target = safe_next(next)
     lang = page_language(request, None)
-    gettext = translations(lang).gettext
+    gettext = translations(request, lang).gettext
     error, status = "", 400
     if not _form_token_ok(request, form_token):
         error = _stale_form_message(request, principal)
@@ -154,8 +153,7 @@ def switch_language(
     if chosen is None:
         return response
     if principal is not None:
-        principal.user.language = chosen
-        db.commit()
+        service.set_language(db, principal.user, chosen)
     # A year: the choice outlives sessions, and applies before logging in.
     response.set_cookie(LANGUAGE_COOKIE, chosen, max_age=365 * 86400, samesite="lax", path="/")
     return response
@@ -165,9 +163,5 @@ def switch_language(
 def settings_page(request: Request, principal: PageUserDep, db: DbDep) -> Response:
     if principal is None:
         return to_login(request)
-    tokens = db.scalars(
-        select(ApiToken)
-        .where(ApiToken.user_id == principal.user.id, ApiToken.revoked_at.is_(None))
-        .order_by(ApiToken.id)
-    ).all()
+    tokens = service.active_tokens(db, principal.user)
     return render(request, "settings.html", principal, tokens=tokens)

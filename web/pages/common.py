@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 
-from web.deps import Principal, get_principal, read_principal
+from web.deps import Principal, get_principal, read_principal, require_admin
 from web.platform import Platform
 
 
@@ -22,6 +22,17 @@ async def page_principal(
 
 
 PageUserDep = Annotated[Principal | None, Depends(page_principal)]
+
+
+async def page_admin(principal: PageUserDep) -> Principal | None:
+    """The admin pages' reader: None (anonymous: the route sends them to log in), else an admin
+    (anyone else gets the API's 403 admin_only, as a page)."""
+    if principal is not None:
+        await require_admin(principal.user)
+    return principal
+
+
+PageAdminDep = Annotated[Principal | None, Depends(page_admin)]
 
 
 def page_reader(request: Request, platform: Platform, db: Session) -> Principal | None:

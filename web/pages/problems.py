@@ -11,11 +11,11 @@ from starlette.concurrency import run_in_threadpool
 
 from web.deps import DbDep, DbText, PlatformDep
 from web.pages.common import PageUserDep, page_reader
-from web.pages.markdown import highlight_css, render_statement
 from web.pages.templating import page_language, render
 from web.platform import Platform
-from web.problems.router import PROGRESS_STATES, get_problem, list_problems
-from web.scores.router import leaderboard
+from web.problems import service as problems
+from web.problems.service import PROGRESS_STATES
+from web.scores import service as scores
 
 router = APIRouter(include_in_schema=False)
 
@@ -30,18 +30,18 @@ def problem_list(
     status: Annotated[DbText | None, Query(max_length=16)] = None,
 ) -> HTMLResponse:
     user = principal.user if principal else None
-    problems = list_problems(db, user)
-    chapters = sorted({p.chapter for p in problems})
+    listed = problems.list_problems(db, user)
+    chapters = sorted({p.chapter for p in listed})
     shown = [
         p
-        for p in problems
+        for p in listed
         if (not chapter or p.chapter == chapter) and (status not in PROGRESS_STATES or p.status == status)
     ]
     progress = {
-        "solved": sum(p.status == "solved" for p in problems),
-        "total": len(problems),
-        "score": sum(p.best_score or 0 for p in problems),
-        "max_score": sum(p.max_score for p in problems),
+        "solved": sum(p.status == "solved" for p in listed),
+        "total": len(listed),
+        "score": sum(p.best_score or 0 for p in listed),
+        "max_score": sum(p.max_score for p in listed),
     }
     return render(
         request,
@@ -68,10 +68,11 @@ async def problem_page(
 def _problem_page(problem_id: str, request: Request, platform: Platform, db: Session) -> HTMLResponse:
     principal = page_reader(request, platform, db)
     user = principal.user if principal else None
-    problem = get_problem(problem_id, db, user)  # 404 (as a page) for an unknown id
+    # 404 (as a page) for an unknown id.
+    problem = problems.get_problem(db, platform.statements, problem_id, user)
     lang = page_language(request, user)
     source = problem.statement.en_markdown if lang == "en" and problem.statement.en_markdown else None
-    statement_html = render_statement(source or problem.statement.zh_markdown)
+    statement_html = platform.statements.for_page(source or problem.statement.zh_markdown)
     data = {
         "problem": {
             "id": problem.id,
@@ -96,9 +97,13 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
 
 @router.get("/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(request: Request, principal: PageUserDep, db: DbDep) -> HTMLResponse:
-    return render(request, "leaderboard.html", principal, rows=leaderboard(db, 200))
+    return render(request, "leaderboard.html", principal, rows=scores.leaderboard(db, 200))
 
 
 @router.get("/highlight.css")
-def highlight_stylesheet() -> Response:
-    return Response(highlight_css(), media_type="text/css", headers={"Cache-Control": "public, max-age=3600"})
+def highlight_stylesheet(platform: PlatformDep) -> Response:
+    return Response(
+        platform.statements.highlight_css,
+        media_type="text/css",
+        headers={"Cache-Control": "public, max-age=3600"},
+    )

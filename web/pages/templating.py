@@ -8,21 +8,20 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from babel.support import NullTranslations
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from web.auth.models import User
-from web.deps import Principal
-from web.pages.i18n import (
+from web.deps import Principal, platform_of
+from web.language import (
     DEFAULT_LANGUAGE,
     LANGUAGE_COOKIE,
     LANGUAGES,
     NATIVE_NAMES,
     Language,
     as_language,
-    js_messages,
-    translations,
 )
 
 WEB_DIR = Path(__file__).resolve().parent.parent
@@ -105,6 +104,11 @@ def page_language(request: Request, user: User | None) -> Language:
     return as_language(request.cookies.get(LANGUAGE_COOKIE)) or DEFAULT_LANGUAGE
 
 
+def translations(request: Request, lang: Language) -> NullTranslations:
+    """The pages' gettext in `lang`, from the catalogs the platform compiled at start-up."""
+    return platform_of(request).catalogs.translations(lang)
+
+
 def render(
     request: Request,
     template: str,
@@ -114,19 +118,20 @@ def render(
 ) -> HTMLResponse:
     user = principal.user if principal else None
     lang = page_language(request, user)
-    gettext = translations(lang).gettext
+    catalogs = platform_of(request).catalogs
+    gettext = catalogs.translations(lang).gettext
     shared = {
         "request": request,
         "user": user,
         "csrf_token": principal.session.csrf_token if principal and principal.session else "",
         "lang": lang,
         "other_languages": [(code, NATIVE_NAMES[code]) for code in LANGUAGES if code != lang],
-        "js_messages": js_messages(lang),
+        "js_messages": catalogs.js_messages(lang),
         "assets": assets(),
         "current_path": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         "_": gettext,
         "gettext": gettext,
-        "ngettext": translations(lang).ngettext,
+        "ngettext": catalogs.translations(lang).ngettext,
     }
     html = environment().get_template(template).render(**shared, **context)
     return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)

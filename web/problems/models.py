@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from web.db import Base, UTCDateTime, utcnow
+from web.db import Base, UTCDateTime, one_of, utcnow
 
 
 class ProblemVersion(Base):
@@ -35,19 +36,24 @@ class ProblemVersion(Base):
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-VALIDATION_STATES = ("running", "sound", "unsound", "error")
+class ValidationState(StrEnum):
+    RUNNING = "running"
+    SOUND = "sound"  # every check passed
+    UNSOUND = "unsound"  # a check failed
+    ERROR = "error"  # it could not run to the end (or the server stopped meanwhile)
 
 
 class ProblemValidation(Base):
     """One `judge validate` of a package version, started by an admin from the web."""
 
     __tablename__ = "problem_validations"
+    __table_args__ = (one_of("status", ValidationState),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     problem_version_id: Mapped[int] = mapped_column(
         ForeignKey("problem_versions.id", ondelete="CASCADE"), index=True
     )
-    status: Mapped[str] = mapped_column(String(16), default="running")
+    status: Mapped[str] = mapped_column(String(16), default=ValidationState.RUNNING)
     # The checks as `judge validate --json` lists them (name, ok, detail), or the error.
     checks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     error: Mapped[str] = mapped_column(Text, default="")

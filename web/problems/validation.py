@@ -18,7 +18,7 @@ from judge.validate import validate_package
 from sandbox.backend import Backend
 from web.db import utcnow
 from web.errors import ApiError
-from web.problems.models import ProblemValidation, ProblemVersion
+from web.problems.models import ProblemValidation, ProblemVersion, ValidationState
 from web.settings import WebSettings
 
 INTERRUPTED = "interrupted: the server stopped while this validation ran"
@@ -49,8 +49,8 @@ def mark_interrupted(factory: sessionmaker[Session]) -> None:
     with factory() as db:
         db.execute(
             update(ProblemValidation)
-            .where(ProblemValidation.status == "running")
-            .values(status="error", error=INTERRUPTED, finished_at=utcnow())
+            .where(ProblemValidation.status == ValidationState.RUNNING)
+            .values(status=ValidationState.ERROR, error=INTERRUPTED, finished_at=utcnow())
         )
         db.commit()
 
@@ -68,7 +68,8 @@ def start(
         raise ApiError(409, "no_judge", "这台服务器不评测 this server judges nothing (workers = 0)")
     running = db.scalar(
         select(ProblemValidation.id).where(
-            ProblemValidation.problem_version_id == version.id, ProblemValidation.status == "running"
+            ProblemValidation.problem_version_id == version.id,
+            ProblemValidation.status == ValidationState.RUNNING,
         )
     )
     if running is not None:
@@ -94,10 +95,10 @@ def _run(
     backend: Backend,
     settings: JudgeSettings,
 ) -> None:
-    status, checks, error = "error", [], ""
+    status, checks, error = ValidationState.ERROR, [], ""
     try:
         result = validate_package(package_dir, backend, settings)
-        status = "sound" if result.ok else "unsound"
+        status = ValidationState.SOUND if result.ok else ValidationState.UNSOUND
         checks = result.to_dict()["checks"]
     except Exception as exc:  # recorded for the admin page; the server carries on
         error = f"{type(exc).__name__}: {exc}"

@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from web.db import Base, UTCDateTime, utcnow
+from web.db import Base, UTCDateTime, one_of, utcnow
 
-STATUSES = ("queued", "running", "done")
-MODES = ("run", "submit")
+
+class SubmissionStatus(StrEnum):
+    """Where a submission is in the queue."""
+
+    QUEUED = "queued"
+    RUNNING = "running"  # claimed by a worker, under a lease
+    DONE = "done"  # judged (or given up on, as SE)
+
+
+class Mode(StrEnum):
+    RUN = "run"  # the public cases, not scored
+    SUBMIT = "submit"  # every case, scored
+
+
+class EventKind(StrEnum):
+    """What `submission_events` records of each step of a job."""
+
+    QUEUED = "queued"
+    CLAIMED = "claimed"
+    DONE = "done"
+    REQUEUED = "requeued"  # the lease was lost or the worker failed; it goes round again
+    FAILED = "failed"  # given up after the last attempt: SE
+    REJUDGE = "rejudge"  # an admin put it back in the queue
 
 
 class Submission(Base):
@@ -22,6 +44,8 @@ class Submission(Base):
         Index("ix_submissions_user_problem", "user_id", "problem_id"),
         Index("ix_submissions_user_created", "user_id", "created_at"),
         Index("ix_submissions_address_created", "client_address", "created_at"),
+        one_of("status", SubmissionStatus),
+        one_of("mode", Mode),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -30,7 +54,7 @@ class Submission(Base):
     mode: Mapped[str] = mapped_column(String(8))
     code: Mapped[str] = mapped_column(Text)
     client_address: Mapped[str] = mapped_column(String(64), default="")
-    status: Mapped[str] = mapped_column(String(8), default="queued")
+    status: Mapped[str] = mapped_column(String(8), default=SubmissionStatus.QUEUED)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The exact package version the verdict was computed against (set when judged).
     problem_version_id: Mapped[int | None] = mapped_column(ForeignKey("problem_versions.id"), default=None)
@@ -52,6 +76,7 @@ class SubmissionEvent(Base):
     """queued, claimed, done, requeued (lease lost or worker error), failed (gave up), rejudge."""
 
     __tablename__ = "submission_events"
+    __table_args__ = (one_of("kind", EventKind),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)

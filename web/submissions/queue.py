@@ -22,9 +22,11 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
+from judge.report import Report
+from judge.verdicts import Verdict
 from web.db import transaction, utcnow
 from web.scores.service import refresh_score
-from web.submissions.models import Submission, SubmissionEvent
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 
 
 @dataclass(frozen=True)
@@ -34,28 +36,13 @@ class Claim:
     attempts: int
     user_id: int
     problem_id: str
-    mode: str
+    mode: Mode
     code: str
 
 
 def _claimable(now: Any) -> Any:
-    expired = and_(Submission.status == "running", Submission.lease_expires_at < now)
-    return or_(Submission.status == "queued", expired)
-
-
-def system_error_report(problem_id: str, message: str) -> dict[str, Any]:
-    return {
-        "problem": problem_id,
-        "verdict": "SE",
-        "score": 0,
-        "max_score": 0,
-        "backend": "",
-        "time_ms": 0.0,
-        "elapsed_ms": 0.0,
-        "cases": [],
-        "log": "",
-        "warnings": [message],
-    }
+    expired = and_(Submission.status == SubmissionStatus.RUNNING, Submission.lease_expires_at < now)
+    return or_(Submission.status == SubmissionStatus.QUEUED, expired)
 
 
 def fail_exhausted(session: Session, max_attempts: int) -> list[int]:
@@ -63,7 +50,7 @@ def fail_exhausted(session: Session, max_attempts: int) -> list[int]:
     now = utcnow()
     rows = session.scalars(
         select(Submission).where(
-            Submission.status == "running",
+            Submission.status == SubmissionStatus.RUNNING,
             Submission.lease_expires_at < now,
             Submission.attempts >= max_attempts,
         )
@@ -79,11 +66,13 @@ def fail_exhausted(session: Session, max_attempts: int) -> list[int]:
 
 def _give_up(session: Session, sub: Submission, message: str, worker: str | None, detail: str) -> None:
     """End a job as SE after its last attempt: the result, the `failed` event, the score."""
-    sub.status, sub.verdict, sub.score = "done", "SE", 0
-    sub.report = system_error_report(sub.problem_id, message)
+    sub.status, sub.verdict, sub.score = SubmissionStatus.DONE, Verdict.SE, 0
+    sub.report = Report.system_error(sub.problem_id, message).to_dict()
     sub.finished_at, sub.lease_token, sub.lease_expires_at = utcnow(), None, None
-    session.add(SubmissionEvent(submission_id=sub.id, kind="failed", worker=worker, detail=detail[:2000]))
-    if sub.mode == "submit":
+    session.add(
+        SubmissionEvent(submission_id=sub.id, kind=EventKind.FAILED, worker=worker, detail=detail[:2000])
+    )
+    if sub.mode == Mode.SUBMIT:
         refresh_score(session, sub.user_id, sub.problem_id)
 
 
@@ -103,7 +92,7 @@ def claim(factory: sessionmaker[Session], worker: str, lease_s: float, max_attem
             update(Submission)
             .where(Submission.id == sub_id, _claimable(now))
             .values(
-                status="running",
+                status=SubmissionStatus.RUNNING,
                 lease_token=token,
                 lease_expires_at=now + timedelta(seconds=lease_s),
                 attempts=Submission.attempts + 1,
@@ -116,14 +105,14 @@ def claim(factory: sessionmaker[Session], worker: str, lease_s: float, max_attem
             return None  # another worker won the race; try again on the next poll
         sub = session.get(Submission, sub_id, populate_existing=True)
         assert sub is not None
-        session.add(SubmissionEvent(submission_id=sub_id, kind="claimed", worker=worker))
-        return Claim(sub_id, token, sub.attempts, sub.user_id, sub.problem_id, sub.mode, sub.code)
+        session.add(SubmissionEvent(submission_id=sub_id, kind=EventKind.CLAIMED, worker=worker))
+        return Claim(sub_id, token, sub.attempts, sub.user_id, sub.problem_id, Mode(sub.mode), sub.code)
 
 
 def _guarded(claim: Claim) -> Any:
     return and_(
         Submission.id == claim.submission_id,
-        Submission.status == "running",
+        Submission.status == SubmissionStatus.RUNNING,
         Submission.lease_token == claim.lease_token,
     )
 
@@ -157,7 +146,7 @@ def complete(
             update(Submission)
             .where(_guarded(claim))
             .values(
-                status="done",
+                status=SubmissionStatus.DONE,
                 verdict=str(report["verdict"]),
                 score=int(report["score"]),
                 max_score=int(report["max_score"]),
@@ -171,8 +160,8 @@ def complete(
         )
         if result.rowcount != 1:  # type: ignore[attr-defined]
             return False
-        session.add(SubmissionEvent(submission_id=claim.submission_id, kind="done", worker=worker))
-        if claim.mode == "submit":
+        session.add(SubmissionEvent(submission_id=claim.submission_id, kind=EventKind.DONE, worker=worker))
+        if claim.mode == Mode.SUBMIT:
             refresh_score(session, claim.user_id, claim.problem_id)
         return True
 
@@ -186,26 +175,31 @@ def release(factory: sessionmaker[Session], claim: Claim, worker: str, why: str,
         if sub.attempts >= max_attempts:
             _give_up(session, sub, f"评测失败 judging failed {sub.attempts} times: {why}", worker, why)
             return
-        sub.status, sub.lease_token, sub.lease_expires_at = "queued", None, None
-        session.add(SubmissionEvent(submission_id=sub.id, kind="requeued", worker=worker, detail=why[:2000]))
+        sub.status, sub.lease_token, sub.lease_expires_at = SubmissionStatus.QUEUED, None, None
+        session.add(
+            SubmissionEvent(submission_id=sub.id, kind=EventKind.REQUEUED, worker=worker, detail=why[:2000])
+        )
 
 
 def rejudge(session: Session, submission_ids: list[int]) -> int:
     """Put judged submissions back in the queue (admins); scores follow each new result."""
     subs = session.scalars(
-        select(Submission).where(Submission.id.in_(submission_ids), Submission.status == "done")
+        select(Submission).where(
+            Submission.id.in_(submission_ids), Submission.status == SubmissionStatus.DONE
+        )
     ).all()
     for sub in subs:
-        sub.status, sub.attempts, sub.lease_token, sub.lease_expires_at = "queued", 0, None, None
+        sub.status, sub.attempts = SubmissionStatus.QUEUED, 0
+        sub.lease_token, sub.lease_expires_at = None, None
         # The old score stays until the new result replaces it, so that rejudging a problem
         # never makes a best score dip while its submissions wait in the queue.
         sub.verdict, sub.report, sub.finished_at = None, None, None
-        session.add(SubmissionEvent(submission_id=sub.id, kind="rejudge"))
+        session.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.REJUDGE))
     return len(subs)
 
 
 def queue_depth(session: Session) -> dict[str, int]:
     rows = session.execute(select(Submission.status, func.count()).group_by(Submission.status)).all()
-    depth = {"queued": 0, "running": 0, "done": 0}
+    depth = {str(status): 0 for status in SubmissionStatus}
     depth.update({status: int(n) for status, n in rows})
     return depth

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from judge.texts import Text
-from web.submissions.models import Submission
+from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # What a learner sees of a hidden case: no message (it holds expected values and indices), no
 # picture of the error, and diagnoses by kind only (their sentences name shapes and indices).
@@ -65,8 +65,8 @@ def summary(sub: Submission) -> SubmissionSummary:
         status=sub.status,
         verdict=sub.verdict,
         # A submission waiting for a rejudge keeps its old score for ranking; it has none to show.
-        score=sub.score if sub.status == "done" else None,
-        max_score=sub.max_score if sub.status == "done" else None,
+        score=sub.score if sub.status == SubmissionStatus.DONE else None,
+        max_score=sub.max_score if sub.status == SubmissionStatus.DONE else None,
         created_at=sub.created_at,
         finished_at=sub.finished_at,
     )
@@ -113,7 +113,7 @@ def detail(
 ) -> SubmissionDetail:
     report = sub.report or {}
     # A submit's printed output may echo hidden inputs; a run only sees public cases.
-    log = report.get("log") if (full or sub.mode == "run") else None
+    log = report.get("log") if (full or sub.mode == Mode.RUN) else None
     return SubmissionDetail(
         **summary(sub).model_dump(),
         username=username,

@@ -23,11 +23,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
+from judge.report import Report
 from sandbox.backend import Backend
 from web.db import transaction
 from web.metrics import Metrics
 from web.problems.models import ProblemVersion
 from web.submissions import queue
+from web.submissions.models import Mode
 from web.submissions.queue import Claim
 from web.submissions.waiting import CompletionBoard
 
@@ -143,7 +145,7 @@ class Worker:
         problem = self.context.problems.get(claimed.problem_id)
         if problem is None:
             message = f"题目 {claimed.problem_id} 已下线 problem {claimed.problem_id} is no longer offered"
-            return queue.system_error_report(claimed.problem_id, message), None
+            return Report.system_error(claimed.problem_id, message).to_dict(), None
         with transaction(self.factory) as session:
             version_id = session.scalar(
                 select(ProblemVersion.id).where(
@@ -151,7 +153,7 @@ class Worker:
                     ProblemVersion.content_hash == problem.content_hash,
                 )
             )
-        which: Literal["public", "all"] = "public" if claimed.mode == "run" else "all"
+        which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
         c = self.context
         report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s)
         return report.to_dict(), version_id
@@ -167,10 +169,11 @@ class WorkerPool:
         context: JudgeContext,
         settings: QueueSettings,
         metrics: Metrics | None = None,
+        board: CompletionBoard | None = None,
     ) -> None:
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self.board = CompletionBoard()
+        self.board = board if board is not None else CompletionBoard()
         host = f"{socket.gethostname()}:{os.getpid()}"
         self.workers = [
             Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake, self.board)

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from tests.web.factories import PASSWORD, make_client, make_settings, register, unique_name
 from web.deps import SESSION_COOKIE
+from web.language import LANGUAGE_COOKIE
 from web.pages.account import FORM_COOKIE
-from web.pages.i18n import LANGUAGE_COOKIE
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 
 from judge.settings import REPO_ROOT
-from web.pages.i18n import CATALOG_DIR, js_messages, read_catalog, translations
+from web.language import CATALOG_DIR, Catalogs, read_catalog
 
 PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
 DOMAINS = {"messages": ("babel.cfg", ("_", "gettext")), "js": ("babel-js.cfg", ("t",))}
@@ -51,7 +51,8 @@ def test_every_message_is_translated_with_its_placeholders(domain: str) -> None:
 
 
 def test_languages_resolve() -> None:
-    assert translations("zh").gettext("Problems") == "题目"
-    assert translations("en").gettext("Problems") == "Problems"
-    assert js_messages("zh")["Accepted"] == "通过"
-    assert js_messages("en") == {}
+    catalogs = Catalogs()
+    assert catalogs.translations("zh").gettext("Problems") == "题目"
+    assert catalogs.translations("en").gettext("Problems") == "Problems"
+    assert catalogs.js_messages("zh")["Accepted"] == "通过"
+    assert catalogs.js_messages("en") == {}

@@ -67,9 +67,9 @@ def test_list_and_statement_are_public(app_client: TestClient) -> None:
 
 
 def test_code_blocks_are_highlighted_and_raw_html_is_escaped() -> None:
-    from web.pages.markdown import render_statement
+    from web.statements import Statements
 
-    html = render_statement(
+    html = Statements().for_page(
         "# T\n\n```python\ndef f(x):\n    return x\n```\n\n<script>alert(1)</script> [x](javascript:alert(1))"
     )
     assert '<pre class="highlight"><code class="language-python">' in html

@@ -1,9 +1,11 @@
-"""Chinese first, English one click away: gettext catalogs compiled in memory at start-up.
+"""The languages the site speaks (Chinese first, English one click away) and their gettext catalogs.
 
 Message ids are English; `web/i18n/zh/LC_MESSAGES/` holds the Chinese catalogs. The `messages`
 domain covers templates and page code, the `js` domain the strings of the front end, which the
 page hands to the script as a JSON object. English needs no catalog: its text is the ids.
 `make i18n` re-extracts both domains; a test fails when any string lacks a translation.
+
+The catalogs are compiled in memory once per platform (`Platform.catalogs`), at start-up.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -25,7 +26,7 @@ Language = Literal["zh", "en"]
 LANGUAGES: tuple[Language, ...] = ("zh", "en")
 DEFAULT_LANGUAGE: Language = "zh"
 LANGUAGE_COOKIE = "judge_lang"
-CATALOG_DIR = Path(__file__).resolve().parent.parent / "i18n"
+CATALOG_DIR = Path(__file__).resolve().parent / "i18n"
 # What each language calls itself, for the switch.
 NATIVE_NAMES: dict[Language, str] = {"zh": "中文", "en": "English"}
 
@@ -43,8 +44,7 @@ def read_catalog(lang: str, domain: str) -> Catalog:
         return read_po(f, locale=lang, domain=domain)
 
 
-@cache
-def translations(lang: Language) -> NullTranslations:
+def compile_translations(lang: Language) -> NullTranslations:
     if lang == "en":
         return NullTranslations()
     buffer = io.BytesIO()
@@ -53,12 +53,25 @@ def translations(lang: Language) -> NullTranslations:
     return Translations(buffer, domain="messages")
 
 
-@cache
-def js_messages(lang: Language) -> dict[str, str]:
+def compile_js_messages(lang: Language) -> dict[str, str]:
     if lang == "en":
         return {}
     catalog = read_catalog(lang, "js")
     return {str(m.id): str(m.string) for m in catalog if m.id and m.string and not m.fuzzy}
+
+
+class Catalogs:
+    """Every language's catalogs, compiled once: the pages' gettext and the script's messages."""
+
+    def __init__(self) -> None:
+        self._translations = {lang: compile_translations(lang) for lang in LANGUAGES}
+        self._js = {lang: compile_js_messages(lang) for lang in LANGUAGES}
+
+    def translations(self, lang: Language) -> NullTranslations:
+        return self._translations[lang]
+
+    def js_messages(self, lang: Language) -> dict[str, str]:
+        return self._js[lang]
 
 
 # t("...") with a plain double-quoted literal: the only form the front end uses for messages.

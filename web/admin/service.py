@@ -1,0 +1,143 @@
+"""What admins see and do: users, every submission, rejudging, problem sync and validation.
+The API's admin routes and the admin page both call these; who may is `web.deps.require_admin`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from web.auth.models import User
+from web.errors import not_found
+from web.platform import Platform
+from web.problems import validation
+from web.problems.models import ProblemValidation
+from web.problems.service import current_versions
+from web.problems.sync import current_version
+from web.submissions import queue
+from web.submissions.models import Submission
+from web.submissions.views import SubmissionSummary, summary
+
+
+class AdminUser(BaseModel):
+    id: int
+    username: str
+    role: str
+
+
+class AdminSubmission(SubmissionSummary):
+    username: str
+    attempts: int
+    worker: str | None
+
+
+class ValidationOut(BaseModel):
+    id: int
+    status: str  # a ValidationState: running, sound, unsound, error
+    started_at: datetime
+    finished_at: datetime | None
+    failed: list[str]  # names of the checks that failed
+    checks: list[dict[str, Any]]
+    error: str
+
+
+class AdminProblem(BaseModel):
+    id: str
+    title_zh: str
+    title_en: str
+    version: str
+    validation: ValidationOut | None  # the newest validation of the current version
+
+
+def users(db: Session) -> list[AdminUser]:
+    return [
+        AdminUser(id=u.id, username=u.username, role=u.role)
+        for u in db.scalars(select(User).order_by(User.id))
+    ]
+
+
+def submission_counts(db: Session) -> dict[int, int]:
+    """How many submissions each user has made, by user id."""
+    rows = db.execute(select(Submission.user_id, func.count()).group_by(Submission.user_id))
+    return {user_id: n for user_id, n in rows}
+
+
+def all_submissions(db: Session, problem_id: str | None, limit: int) -> list[AdminSubmission]:
+    query = select(Submission, User.username).join(User, User.id == Submission.user_id)
+    if problem_id is not None:
+        query = query.where(Submission.problem_id == problem_id)
+    rows = db.execute(query.order_by(Submission.id.desc()).limit(limit)).all()
+    return [
+        AdminSubmission(**summary(s).model_dump(), username=name, attempts=s.attempts, worker=s.worker)
+        for s, name in rows
+    ]
+
+
+def rejudge_submission(db: Session, platform: Platform, submission_id: int) -> int:
+    """Put one judged submission back in the queue; how many went (0 while it is still queued)."""
+    if db.get(Submission, submission_id) is None:
+        raise not_found(f"submission {submission_id}")
+    n = queue.rejudge(db, [submission_id])
+    db.commit()
+    platform.wake_workers()
+    return n
+
+
+def rejudge_problem(db: Session, platform: Platform, problem_id: str) -> int:
+    """Put every judged submission to a problem back in the queue."""
+    ids = list(db.scalars(select(Submission.id).where(Submission.problem_id == problem_id)))
+    n = queue.rejudge(db, ids)
+    db.commit()
+    platform.wake_workers()
+    return n
+
+
+def validation_out(v: ProblemValidation) -> ValidationOut:
+    return ValidationOut(
+        id=v.id,
+        status=v.status,
+        started_at=v.started_at,
+        finished_at=v.finished_at,
+        failed=[c["name"] for c in v.checks if not c.get("ok")],
+        checks=v.checks,
+        error=v.error,
+    )
+
+
+def problems(db: Session) -> list[AdminProblem]:
+    """Every offered problem with the newest validation of its current version."""
+    versions = current_versions(db)
+    found = validation.latest(db, [v.id for v in versions])
+    return [
+        AdminProblem(
+            id=v.problem_id,
+            title_zh=v.title_zh,
+            title_en=v.title_en,
+            version=v.content_hash,
+            validation=validation_out(found[v.id]) if v.id in found else None,
+        )
+        for v in versions
+    ]
+
+
+def validate_problem(db: Session, platform: Platform, problem_id: str, admin: User) -> ValidationOut:
+    """Start `judge validate` of the problem's current version in the background."""
+    version = current_version(db, problem_id)
+    problem = platform.problems.get(problem_id)
+    if version is None or problem is None:
+        raise not_found(f"problem {problem_id}")
+    backend = platform.judge.backend if platform.judge is not None else None
+    record = validation.start(
+        platform.factory, db, version, problem.root, backend, platform.settings, admin.id
+    )
+    return validation_out(record)
+
+
+def get_validation(db: Session, validation_id: int) -> ValidationOut:
+    record = db.get(ProblemValidation, validation_id)
+    if record is None:
+        raise not_found(f"validation {validation_id}")
+    return validation_out(record)

@@ -1,0 +1,154 @@
+"""The problems a reader sees, with their progress: what the API answers and the pages render."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel
+from sqlalchemy import and_, bindparam, exists, select
+from sqlalchemy.orm import Session
+
+from web.auth.models import User
+from web.errors import not_found
+from web.problems.models import ProblemVersion
+from web.problems.sync import current_version
+from web.scores.models import Score
+from web.statements import Statements
+from web.submissions.models import Submission
+
+# A reader's progress on a problem, as the list shows and filters it.
+Progress = Literal["solved", "attempted", "new"]
+PROGRESS_STATES: tuple[Progress, ...] = get_args(Progress)
+
+
+class Title(BaseModel):
+    zh: str
+    en: str
+
+
+class ProblemSummary(BaseModel):
+    id: str
+    slug: str
+    title: Title
+    chapter: str
+    difficulty: str
+    tags: list[str]
+    max_score: int
+    best_score: int | None  # null without an account or before a first submit
+    solved: bool
+    # The reader's progress: solved, attempted (any run or submit) or new (and new for anonymous).
+    status: Progress
+
+
+class Statement(BaseModel):
+    zh_markdown: str
+    en_markdown: str
+    zh_html: str
+    en_html: str
+
+
+class ProblemDetail(ProblemSummary):
+    version: str  # the package's content hash: what new submissions are judged against
+    statement: Statement
+    starter: str
+    public_cases: list[str]
+    limits: dict[str, Any]
+
+
+def progress(score: Score | None, attempted: bool) -> Progress:
+    if score is not None and score.solved:
+        return "solved"
+    return "attempted" if attempted or score is not None else "new"
+
+
+def current_versions(db: Session) -> Sequence[ProblemVersion]:
+    """The version of each offered problem that new submissions get, by problem id."""
+    return db.scalars(
+        select(ProblemVersion).where(ProblemVersion.current.is_(True)).order_by(ProblemVersion.problem_id)
+    ).all()
+
+
+def current_titles(db: Session) -> dict[str, tuple[str, str]]:
+    """Each offered problem's (Chinese, English) title."""
+    return {v.problem_id: (v.title_zh, v.title_en) for v in current_versions(db)}
+
+
+def attempted_problems(db: Session, user_id: int) -> set[str]:
+    return set(db.scalars(select(Submission.problem_id).where(Submission.user_id == user_id).distinct()))
+
+
+def _summary(v: ProblemVersion, score: Score | None, attempted: bool = False) -> dict[str, Any]:
+    return {
+        "id": v.problem_id,
+        "slug": v.slug,
+        "title": Title(zh=v.title_zh, en=v.title_en),
+        "chapter": v.chapter,
+        "difficulty": v.difficulty,
+        "tags": v.tags,
+        "max_score": v.max_score,
+        "best_score": score.best_score if score else None,
+        "solved": bool(score and score.solved),
+        "status": progress(score, attempted),
+    }
+
+
+def list_problems(db: Session, user: User | None) -> list[ProblemSummary]:
+    versions = current_versions(db)
+    scores: dict[str, Score] = {}
+    attempted: set[str] = set()
+    if user is not None:
+        scores = {s.problem_id: s for s in db.scalars(select(Score).where(Score.user_id == user.id))}
+        attempted = attempted_problems(db, user.id)
+    return [
+        ProblemSummary(**_summary(v, scores.get(v.problem_id), v.problem_id in attempted)) for v in versions
+    ]
+
+
+_ATTEMPTED = select(
+    exists().where(
+        Submission.user_id == bindparam("user_id"), Submission.problem_id == bindparam("problem_id")
+    )
+)
+
+
+def attempted_problem(db: Session, user_id: int, problem_id: str) -> bool:
+    return bool(db.scalar(_ATTEMPTED, {"user_id": user_id, "problem_id": problem_id}))
+
+
+# A problem's current version with the reader's score on it (if any), in one query.
+_CURRENT_WITH_SCORE = (
+    select(ProblemVersion, Score)
+    .outerjoin(
+        Score, and_(Score.problem_id == ProblemVersion.problem_id, Score.user_id == bindparam("user_id"))
+    )
+    .where(ProblemVersion.problem_id == bindparam("problem_id"), ProblemVersion.current.is_(True))
+)
+
+
+def get_problem(db: Session, statements: Statements, problem_id: str, user: User | None) -> ProblemDetail:
+    """One offered problem (404 for any other id); its statements rendered as the API gives them."""
+    v: ProblemVersion | None
+    score: Score | None = None
+    if user is None:
+        v = current_version(db, problem_id)
+    else:
+        found = db.execute(_CURRENT_WITH_SCORE, {"problem_id": problem_id, "user_id": user.id}).first()
+        v, score = (found[0], found[1]) if found is not None else (None, None)
+    if v is None:
+        raise not_found(f"problem {problem_id}")
+    # Only a reader without a score can be "new" rather than "attempted": ask only then.
+    attempted = user is not None and score is None and attempted_problem(db, user.id, problem_id)
+    return ProblemDetail(
+        **_summary(v, score, attempted),
+        version=v.content_hash,
+        statement=Statement(
+            zh_markdown=v.statement_zh,
+            en_markdown=v.statement_en,
+            zh_html=statements.for_api(v.statement_zh),
+            en_html=statements.for_api(v.statement_en) if v.statement_en else "",
+        ),
+        starter=v.starter,
+        public_cases=v.public_cases,
+        limits=v.limits,
+    )

@@ -1,0 +1,70 @@
+"""Submissions as operations, shared by the JSON API and the pages: queue one, list one's own,
+read one as its reader may see it."""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
+
+from web.auth import ratelimit
+from web.auth.models import User
+from web.errors import ensure_code_fits, not_found
+from web.platform import Platform
+from web.problems.models import ProblemVersion
+from web.problems.sync import current_version
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
+from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
+
+
+def submit(
+    db: Session, platform: Platform, user: User, problem_id: str, code: str, mode: Mode, address: str
+) -> Submission:
+    """Queue `code` for judging (a run or a submit) and wake this process's workers."""
+    ensure_code_fits(code, platform.settings.max_code_bytes)
+    if current_version(db, problem_id) is None:
+        raise not_found(f"problem {problem_id}")
+    ratelimit.check_submit(db, platform.settings, user.id, address)
+    sub = Submission(user_id=user.id, problem_id=problem_id, mode=mode, code=code, client_address=address)
+    db.add(sub)
+    db.flush()
+    db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
+    db.commit()
+    platform.wake_workers()
+    return sub
+
+
+def my_submissions(db: Session, user: User, problem_id: str | None, limit: int) -> list[SubmissionSummary]:
+    """The reader's own submissions, newest first (of one problem, if given)."""
+    query = select(Submission).where(Submission.user_id == user.id)
+    if problem_id is not None:
+        query = query.where(Submission.problem_id == problem_id)
+    rows = db.scalars(query.order_by(Submission.id.desc()).limit(limit)).all()
+    return [summary(s) for s in rows]
+
+
+# A submission with the content hash of the version it was judged against, in one query.
+_SUBMISSION_AND_VERSION = (
+    select(Submission, ProblemVersion.content_hash)
+    .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+    .where(Submission.id == bindparam("id"))
+)
+
+
+def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh") -> SubmissionDetail:
+    """One submission as `user` may see it: their own, or any for an admin; else 404."""
+    found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
+    # Someone else's submission is "not found", so ids reveal nothing.
+    if found is None or (found[0].user_id != user.id and not user.is_admin):
+        raise not_found(f"submission {submission_id}")
+    sub: Submission = found[0]
+    version: str | None = found[1]
+    owner = db.get(User, sub.user_id)  # the reader themself: no query (the identity map has them)
+    return detail(sub, owner.username if owner else "?", version, user.is_admin, lang)
+
+
+def status_now(db: Session, submission_id: int) -> str | None:
+    """The submission's status as the database has it now; the read is ended at once."""
+    try:
+        return db.scalar(select(Submission.status).where(Submission.id == submission_id))
+    finally:
+        db.rollback()  # give the connection back between reads
