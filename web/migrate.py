@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from judge.settings import REPO_ROOT
 
@@ -15,11 +15,37 @@ def alembic_config() -> Config:
     return Config(str(ALEMBIC_INI))
 
 
+def _sqlite_foreign_keys(connection: Connection, on: bool) -> None:
+    # Outside any transaction (SQLite ignores the pragma inside one): end the one SQLAlchemy began.
+    connection.exec_driver_sql(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+    connection.commit()
+
+
 def upgrade(engine: Engine) -> None:
+    """Every migration up to the newest, in one transaction.
+
+    On SQLite a migration that alters a table copies it, drops the old one and renames the copy
+    (batch mode); with foreign keys enforced the drop would cascade into the tables that refer
+    to it (deleting every submission event with `submissions`). So they are off while migrating
+    and checked before the commit: the upgrade fails, and changes nothing, if any row is left
+    pointing nowhere.
+    """
     config = alembic_config()
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            _sqlite_foreign_keys(connection, on=False)
+        try:
+            with connection.begin():
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+                    if broken:
+                        raise RuntimeError(f"the migrated database has broken foreign keys: {broken[:5]}")
+        finally:
+            if sqlite:
+                _sqlite_foreign_keys(connection, on=True)
 
 
 def is_current(engine: Engine) -> bool:

@@ -12,6 +12,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,17 +21,20 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, insert, inspect, select, text
+from sqlalchemy import CheckConstraint, Engine, func, insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from judge.backends import BackendUnavailable
 from judge.settings import REPO_ROOT
-from web.auth.models import User
-from web.db import make_engine
+from web.auth.models import RateEvent, RateKind, User
+from web.db import make_engine, utcnow
 from web.migrate import alembic_config, is_current, upgrade
 from web.models import Base
 from web.platform import build_platform, is_loopback, listen_url, public_url_warning
+from web.problems.models import ValidationState
+from web.scores.models import Score
 from web.settings import MIN_KEY_LENGTH, InsecureSettings, WebSettings, is_weak_key, resolve_secret_key
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 
 TABLES = set(Base.metadata.tables)
 
@@ -175,6 +179,158 @@ def config_for(url: str) -> Any:
     config = alembic_config()
     config.set_main_option("sqlalchemy.url", url)
     return config
+
+
+# ---------------------------------------------------------------- named states
+
+
+def engine_for(dialect: str, request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    url = sqlite_url(tmp_path) if dialect == "sqlite" else request.getfixturevalue("postgres_url")
+    return make_engine(url)
+
+
+def upgrade_to(engine: Engine, revision: str) -> None:
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def named_checks() -> dict[str, set[str]]:
+    """Each CHECK the models declare on a named state (`web.db.one_of`): its name and values."""
+    found = {}
+    for table in Base.metadata.sorted_tables:
+        for constraint in table.constraints:
+            if isinstance(constraint, CheckConstraint):
+                found[str(constraint.name)] = set(re.findall(r"'([^']*)'", str(constraint.sqltext)))
+    return found
+
+
+def reflected_checks(engine: Engine) -> dict[str, set[str]]:
+    inspector = inspect(engine)
+    return {
+        str(check["name"]): set(re.findall(r"'([^']*)'", check["sqltext"]))
+        for table in inspector.get_table_names()
+        for check in inspector.get_check_constraints(table)
+    }
+
+
+@dataclass
+class OldRows:
+    """What an old database holds that refers to a submission: its events and a score."""
+
+    submission_id: int
+    events: int
+
+
+def add_old_rows(engine: Engine) -> OldRows:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        user_id = conn.execute(
+            insert(User).returning(User.id),
+            {"username": "old", "password_hash": "x", "role": "learner", "language": "zh", "created_at": now},
+        ).scalar_one()
+        sub_id = conn.execute(
+            insert(Submission).returning(Submission.id),
+            {"user_id": user_id, "problem_id": "204", "mode": "submit", "code": "x = 1", "status": "done"}
+            | {"client_address": "", "created_at": now, "attempts": 1, "score": 7, "max_score": 10},
+        ).scalar_one()
+        kinds = ["queued", "claimed", "done", "rejudge", "claimed", "requeued", "claimed", "failed"]
+        conn.execute(
+            insert(SubmissionEvent),
+            [{"submission_id": sub_id, "kind": k, "detail": "", "at": now} for k in kinds],
+        )
+        conn.execute(
+            insert(Score),
+            {"user_id": user_id, "problem_id": "204", "best_score": 7, "max_score": 10, "solved": False}
+            | {"improved_at": now, "best_submission_id": sub_id},
+        )
+    return OldRows(sub_id, len(kinds))
+
+
+def assert_old_rows_kept(engine: Engine, old: OldRows) -> None:
+    with engine.connect() as conn:
+        events = conn.scalar(select(func.count()).where(SubmissionEvent.submission_id == old.submission_id))
+        best = conn.scalar(select(Score.best_submission_id))
+    assert (events, best) == (old.events, old.submission_id)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_the_database_refuses_a_state_that_has_no_name(
+    dialect: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    engine = engine_for(dialect, request, tmp_path)
+    try:
+        upgrade(engine)
+        # The migration made the CHECKs the models declare, with the enums' values.
+        declared = named_checks()
+        assert declared == {
+            "ck_submissions_status": {str(s) for s in SubmissionStatus},
+            "ck_submissions_mode": {str(m) for m in Mode},
+            "ck_submission_events_kind": {str(k) for k in EventKind},
+            "ck_problem_validations_status": {str(v) for v in ValidationState},
+            "ck_rate_events_kind": {str(k) for k in RateKind},
+        }
+        assert reflected_checks(engine) == declared
+        old = add_old_rows(engine)
+        for table, values in [
+            (Submission.__table__, {"status": "judged"}),
+            (Submission.__table__, {"mode": "test"}),
+            (SubmissionEvent.__table__, {"kind": "claimd"}),
+        ]:
+            with pytest.raises(IntegrityError), engine.begin() as conn:
+                conn.execute(update(table).values(**values))
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(insert(RateEvent), {"kind": "login", "address": "a", "at": utcnow()})
+        with engine.begin() as conn:  # a named one is fine
+            conn.execute(insert(RateEvent), {"kind": RateKind.PASSWORD, "address": "a", "at": utcnow()})
+        assert_old_rows_kept(engine, old)
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_adding_and_dropping_the_checks_keeps_every_row(
+    dialect: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """On SQLite the CHECKs are added by copying each table and dropping the old one: with foreign
+    keys enforced, dropping `submissions` would delete its events and unlink its score."""
+    engine = engine_for(dialect, request, tmp_path)
+    try:
+        upgrade_to(engine, "0003")
+        old = add_old_rows(engine)
+        upgrade(engine)  # the server's way
+        assert is_current(engine)
+        assert_old_rows_kept(engine, old)
+        url = engine.url.render_as_string(hide_password=False)
+        command.downgrade(config_for(url), "0003")  # the alembic command's way, and back
+        assert_old_rows_kept(engine, old)
+        assert reflected_checks(engine) == {}
+        command.upgrade(config_for(url), "head")
+        assert_old_rows_kept(engine, old)
+        assert set(reflected_checks(engine)) == set(named_checks())
+    finally:
+        engine.dispose()
+
+
+def test_a_transaction_that_enforces_foreign_keys_is_refused_not_emptied(tmp_path: Path) -> None:
+    """SQLite ignores PRAGMA foreign_keys inside a transaction: the migration then refuses to run
+    rather than copy tables while the drop of the old one would cascade."""
+    engine = make_engine(sqlite_url(tmp_path))
+    try:
+        upgrade_to(engine, "0003")
+        old = add_old_rows(engine)
+        config = alembic_config()
+        with pytest.raises(RuntimeError, match="foreign keys"), engine.begin() as conn:
+            conn.execute(update(User).values(language="en"))  # the transaction has begun
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+        assert_old_rows_kept(engine, old)
+        assert not is_current(engine)
+        upgrade(engine)
+        assert_old_rows_kept(engine, old)
+    finally:
+        engine.dispose()
 
 
 # ---------------------------------------------------------------- the secret key
