@@ -1,4 +1,8 @@
-"""Rate limits counted in the database, so they hold across restarts and web instances."""
+"""Rate limits counted in the database, so they hold across restarts and web instances.
+
+Each write of a counted row also prunes the rows that have left every window
+(`web.auth.pruning`), so the tables hold little more than what the limits still count.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,11 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from web.auth.models import LoginAttempt, RateEvent, RateKind
+from web.auth.pruning import prune
 from web.db import utcnow
 from web.errors import ApiError
 from web.settings import WebSettings
@@ -90,6 +95,12 @@ def _count_event(
     if wait > 0:
         raise _too_many(wait, what)
     db.add(RateEvent(kind=kind, address=address))
+    # Each kind's rows go once they are older than that kind's window.
+    stale = [
+        and_(RateEvent.kind == k, RateEvent.at < now - timedelta(seconds=window_s(settings, k)))
+        for k in RateKind
+    ]
+    prune(db, RateEvent.id, or_(*stale))
     db.commit()
 
 
@@ -105,6 +116,8 @@ def count_password_check(db: Session, settings: WebSettings, address: str) -> No
 
 def record_failed_login(db: Session, settings: WebSettings, username: str, address: str) -> None:
     db.add(LoginAttempt(username=username.lower()[:64], address=address[:64]))
+    # Both failed-login limits count within login_window_s: older rows never count again.
+    prune(db, LoginAttempt.id, LoginAttempt.at < utcnow() - timedelta(seconds=settings.login_window_s))
     db.commit()
 
 

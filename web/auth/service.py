@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from web.auth import ratelimit
+from web.auth import pruning, ratelimit
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
@@ -93,6 +93,7 @@ def start_session(
         expires_at=utcnow() + timedelta(days=days),
     )
     db.add(session)
+    pruning.prune_expired_sessions(db)
     db.commit()
     response.set_cookie(
         SESSION_COOKIE,
