@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 
+import judge
 from web.admin.router import router as admin_router
 from web.auth.router import router as auth_router
 from web.bodylimit import BodyCaps, BodyLimit
@@ -88,7 +89,12 @@ def create_app(
 
     @app.get("/healthz", tags=["ops"])
     def healthz(p: PlatformDep) -> JSONResponse:
-        body: dict[str, Any] = {"status": "ok", "backend": p.backend_name, "problems": len(p.problems)}
+        body: dict[str, Any] = {
+            "status": "ok",
+            "version": judge.__version__,  # the installed llm-judge's, to tell servers apart
+            "backend": p.backend_name,
+            "problems": len(p.problems),
+        }
         try:
             with p.engine.connect() as conn:
                 conn.execute(text("SELECT 1"))

@@ -7,6 +7,7 @@ Tests that judge nothing run on their own fresh app with no workers.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+import judge
 from judge.package import Problem
 from judge.texts import split_pair
 from tests.web.factories import (
@@ -702,6 +704,14 @@ def test_healthz_and_metrics(quiet: TestClient) -> None:
     samples = metric_samples(quiet)
     assert samples[("judge_queue_depth", (("status", "queued"),))] == 1
     assert samples[("judge_queue_depth", (("status", "done"),))] == 0
+
+
+def test_healthz_names_the_installed_version(quiet: TestClient) -> None:
+    """Operators tell servers apart (and see an upgrade took) by the version /healthz answers:
+    the installed distribution's, which is judge.__version__."""
+    version = quiet.get("/healthz").json()["version"]
+    assert version == judge.__version__ == importlib.metadata.version("llm-judge")
+    assert version.count(".") >= 2
 
 
 @pytest.mark.slow
