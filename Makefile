@@ -31,8 +31,8 @@ serve: setup frontend
 	JUDGE_DATA_DIR=$(CURDIR)/var $(BIN)/judge serve --host 127.0.0.1 --port 8000
 
 lint: setup
-	$(BIN)/ruff check judge sandbox web alembic tests problems bench
-	$(BIN)/ruff format --check judge sandbox web alembic tests bench
+	$(BIN)/ruff check judge sandbox web tests problems bench
+	$(BIN)/ruff format --check judge sandbox web tests bench
 
 typecheck: setup
 	$(BIN)/mypy

@@ -9,8 +9,13 @@ installed: tests/test_wheel.py installs the wheel in a fresh venv and runs it el
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["judge*", "sandbox*", "web*"]), "llm_judge_problems"],
+    packages=[
+        *find_packages(include=["judge*", "sandbox*", "web*"], exclude=["web.frontend*"]),
+        "llm_judge_problems",
+    ],
     package_dir={"llm_judge_problems": "problems"},
+    # Only what package_data names: not whatever a stale egg-info lists (node_modules).
+    include_package_data=False,
     package_data={
         "judge": ["py.typed"],
         "sandbox": ["py.typed", "image/*"],

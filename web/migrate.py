@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine
 
-from judge.settings import REPO_ROOT
-
-ALEMBIC_INI = REPO_ROOT / "alembic.ini"
+# Inside the package, so that an installed judge migrates without a clone beside it.
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 def alembic_config() -> Config:
-    return Config(str(ALEMBIC_INI))
+    """The configuration alembic.ini would give, built here (alembic.ini at the clone's root is
+    for `alembic revision` while developing, and points at the same folder)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("file_template", "%%(rev)s_%%(slug)s")
+    config.set_main_option("path_separator", "os")
+    return config
 
 
 def _sqlite_foreign_keys(connection: Connection, on: bool) -> None:
