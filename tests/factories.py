@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 import types
 from pathlib import Path
@@ -114,7 +115,10 @@ def shared_backend() -> Backend:
 
         try:
             backend, _ = make_backend("docker", SandboxSettings(mode="fork", pool_size=2))
-        except BackendUnavailable:
+        except BackendUnavailable as exc:
+            # Under CI the problem tests must run in the sandbox learners get, never quietly not.
+            if os.environ.get("JUDGE_REQUIRE_DOCKER") == "1":
+                raise AssertionError(f"JUDGE_REQUIRE_DOCKER=1 but Docker is not usable: {exc}") from exc
             backend = local_backend()
         _shared.append(backend)
     return _shared[0]

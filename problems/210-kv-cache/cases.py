@@ -48,7 +48,7 @@ def _qkv(rng, batch, n_heads, n_kv, seq, head_dim, dtype=torch.float32, q_std=1.
     return q, k, v
 
 
-def _full_causal(q, k, v):
+def full_causal_attention(q, k, v):
     """Causal attention over the whole sequence at once, computed here (never by the learner's code)."""
     group = q.shape[1] // k.shape[1]
     kd = k.double().repeat_interleave(group, dim=1)
@@ -59,7 +59,7 @@ def _full_causal(q, k, v):
     return torch.softmax(s, dim=-1) @ vd
 
 
-def _decode(impl, q, k, v, chunks, max_len=None):
+def decode_in_chunks(impl, q, k, v, chunks, max_len=None):
     """Feed the sequence to cached_attention chunk by chunk; the outputs concatenated, and the lengths."""
     b, n_kv, seq, d = k.shape
     cache = impl.KVCache(b, n_kv, max_len or seq + 3, d, dtype=k.dtype)
@@ -73,9 +73,9 @@ def _decode(impl, q, k, v, chunks, max_len=None):
 
 
 def _incremental_vs_full(impl, q, k, v, chunks, atol):
-    incremental, lengths = _decode(impl, q, k, v, chunks)
-    one_chunk, _ = _decode(impl, q, k, v, [q.shape[2]])
-    err = (incremental.double() - _full_causal(q, k, v)).abs().max()
+    incremental, lengths = decode_in_chunks(impl, q, k, v, chunks)
+    one_chunk, _ = decode_in_chunks(impl, q, k, v, [q.shape[2]])
+    err = (incremental.double() - full_causal_attention(q, k, v)).abs().max()
     return {
         "incremental": incremental,
         "lengths": lengths,

@@ -55,7 +55,7 @@ def _gaps_ok(logits: torch.Tensor, depth: int) -> torch.Tensor:
     return (top[:, :-1] - top[:, 1:]).min(dim=-1).values > GAP
 
 
-def _logits(rng, tokens, n_experts, std=2.0, dtype=torch.float32, depth=None):
+def make_logits(rng, tokens, n_experts, std=2.0, dtype=torch.float32, depth=None):
     """Router logits without near-ties, drawn again row by row until every row is clear."""
     depth = n_experts if depth is None else depth
     logits = rng.normal(tokens, n_experts, std=std, dtype=dtype)
@@ -67,7 +67,7 @@ def _logits(rng, tokens, n_experts, std=2.0, dtype=torch.float32, depth=None):
     raise RuntimeError("could not draw untied logits")
 
 
-def _moe_inputs(rng, tokens, dim, n_experts, inter, top_k, dtype=torch.float32, router_std=2.0):
+def moe_inputs(rng, tokens, dim, n_experts, inter, top_k, dtype=torch.float32, router_std=2.0):
     """x and the weights of a small mixture; x is redrawn where the router would nearly tie."""
     router = rng.normal(n_experts, dim, std=router_std * dim**-0.5, dtype=dtype)
     gate_up = rng.normal(n_experts, 2 * inter, dim, std=dim**-0.5, dtype=dtype)
@@ -110,7 +110,7 @@ def statement_example(impl, rng):
 def route_fp32(impl, rng):
     """fp32 logits：权重按从大到小排列，归一化后每行和为 1 /
     fp32 logits: weights sorted from the largest down, summing to 1 when renormalised"""
-    logits = _logits(rng, 9, 8)
+    logits = make_logits(rng, 9, 8)
     return {"top2": _route(impl, logits, 2), "top3": _route(impl, logits, 3)}
 
 
@@ -118,7 +118,7 @@ def route_fp32(impl, rng):
 def route_flags(impl, rng):
     """norm_topk_prob=False 保留 softmax 的原始概率；top_k = 1 与 top_k = 专家数 /
     norm_topk_prob=False keeps the raw softmax probabilities; top_k = 1 and top_k = n_experts"""
-    logits = _logits(rng, 7, 6, std=1.5)
+    logits = make_logits(rng, 7, 6, std=1.5)
     return {
         "top2_raw": _route(impl, logits, 2, norm_topk_prob=False),
         "top1": _route(impl, logits, 1),
@@ -132,7 +132,7 @@ def route_flags(impl, rng):
 def route_default_renormalises(impl, rng):
     """不传 norm_topk_prob 时默认为 True：route(logits, k) 与 route(logits, k, norm_topk_prob=True) 相同 /
     without norm_topk_prob the default is True: route(logits, k) equals route(logits, k, norm_topk_prob=True)"""
-    logits = _logits(rng, 6, 7)
+    logits = make_logits(rng, 6, 7)
     top2, top3 = impl.route(logits, 2), impl.route(logits, 3)
     return {
         "top2": {"weights": top2[0], "experts": top2[1]},
@@ -144,7 +144,7 @@ def route_default_renormalises(impl, rng):
 def route_bf16_logits(impl, rng):
     """bf16 logits：softmax 在 fp32 中计算，返回 fp32 权重和 int64 专家编号 /
     bf16 logits: softmax in fp32, fp32 weights and int64 expert ids come back"""
-    logits = _logits(rng, 12, 16, std=2.0, dtype=torch.bfloat16)
+    logits = make_logits(rng, 12, 16, std=2.0, dtype=torch.bfloat16)
     return {"top4": _route(impl, logits, 4), "top4_raw": _route(impl, logits, 4, norm_topk_prob=False)}
 
 
@@ -155,7 +155,7 @@ def route_bf16_logits(impl, rng):
 def moe_fp32(impl, rng):
     """fp32 的 MoE 前向：10 个 token、8 个专家、top-2 /
     fp32 mixture forward: 10 tokens, 8 experts, top-2"""
-    inputs = _moe_inputs(rng, tokens=10, dim=16, n_experts=8, inter=12, top_k=2)
+    inputs = moe_inputs(rng, tokens=10, dim=16, n_experts=8, inter=12, top_k=2)
     return _moe(impl, inputs, 2)
 
 
@@ -163,14 +163,14 @@ def moe_fp32(impl, rng):
 def moe_bf16(impl, rng):
     """bf16 的输入与权重：全部在 fp32 中计算，y 为 bf16，router_logits 为 fp32 /
     bf16 input and weights: computed in fp32, y in bf16, router_logits in fp32"""
-    inputs = _moe_inputs(rng, tokens=16, dim=32, n_experts=8, inter=24, top_k=2, dtype=torch.bfloat16)
+    inputs = moe_inputs(rng, tokens=16, dim=32, n_experts=8, inter=24, top_k=2, dtype=torch.bfloat16)
     return _moe(impl, inputs, 2)
 
 
 @case(points=6, checker=MOE)
 def moe_single_token(impl, rng):
     """只有一个 token（大多数专家收不到 token）/ a single token (most experts receive nothing)"""
-    inputs = _moe_inputs(rng, tokens=1, dim=12, n_experts=6, inter=10, top_k=2)
+    inputs = moe_inputs(rng, tokens=1, dim=12, n_experts=6, inter=10, top_k=2)
     return _moe(impl, inputs, 2)
 
 
@@ -178,7 +178,7 @@ def moe_single_token(impl, rng):
 def moe_top1(impl, rng):
     """top_k = 1：归一化后权重为 1，不归一化时为该专家的概率 /
     top_k = 1: weight 1 when renormalised, the expert's probability when not"""
-    inputs = _moe_inputs(rng, tokens=9, dim=16, n_experts=5, inter=8, top_k=1)
+    inputs = moe_inputs(rng, tokens=9, dim=16, n_experts=5, inter=8, top_k=1)
     return {"norm": _moe(impl, inputs, 1), "raw": _moe(impl, inputs, 1, norm_topk_prob=False)}
 
 
@@ -186,7 +186,7 @@ def moe_top1(impl, rng):
 def moe_idle_experts(impl, rng):
     """3 个 token、12 个专家：至少一半的专家一个 token 也收不到 /
     3 tokens, 12 experts: at least half of the experts receive no token at all"""
-    inputs = _moe_inputs(rng, tokens=3, dim=16, n_experts=12, inter=8, top_k=2)
+    inputs = moe_inputs(rng, tokens=3, dim=16, n_experts=12, inter=8, top_k=2)
     return {"norm": _moe(impl, inputs, 2), "raw": _moe(impl, inputs, 2, norm_topk_prob=False)}
 
 
@@ -194,7 +194,7 @@ def moe_idle_experts(impl, rng):
 def moe_all_experts(impl, rng):
     """top_k 等于专家数：每个 token 用上所有专家 /
     top_k equal to the number of experts: every token uses every expert"""
-    inputs = _moe_inputs(rng, tokens=6, dim=12, n_experts=4, inter=8, top_k=4, router_std=1.0)
+    inputs = moe_inputs(rng, tokens=6, dim=12, n_experts=4, inter=8, top_k=4, router_std=1.0)
     return {"norm": _moe(impl, inputs, 4), "raw": _moe(impl, inputs, 4, norm_topk_prob=False)}
 
 
@@ -202,7 +202,7 @@ def moe_all_experts(impl, rng):
 def moe_square_router(impl, rng):
     """专家数等于 dim：router_weight 的形状是 (n_experts, dim)，logits = x @ router_weightᵀ /
     n_experts equal to dim: router_weight is (n_experts, dim), logits = x @ router_weightᵀ"""
-    inputs = _moe_inputs(rng, tokens=8, dim=8, n_experts=8, inter=6, top_k=2)
+    inputs = moe_inputs(rng, tokens=8, dim=8, n_experts=8, inter=6, top_k=2)
     return _moe(impl, inputs, 2)
 
 
@@ -210,7 +210,7 @@ def moe_square_router(impl, rng):
 def moe_many_experts(impl, rng):
     """64 个专家、top-4、48 个 token：按专家分发，每个专家只处理分给它的 token /
     64 experts, top-4, 48 tokens: dispatch, so each expert runs only on its own tokens"""
-    inputs = _moe_inputs(rng, tokens=48, dim=32, n_experts=64, inter=16, top_k=4)
+    inputs = moe_inputs(rng, tokens=48, dim=32, n_experts=64, inter=16, top_k=4)
     return _moe(impl, inputs, 4)
 
 
@@ -218,7 +218,7 @@ def moe_many_experts(impl, rng):
 def moe_backward(impl, rng):
     """反向传播：对 x、router_weight、gate_up_proj、down_proj 的梯度 /
     gradients with respect to x, router_weight, gate_up_proj and down_proj"""
-    inputs = _moe_inputs(rng, tokens=7, dim=10, n_experts=6, inter=8, top_k=3)
+    inputs = moe_inputs(rng, tokens=7, dim=10, n_experts=6, inter=8, top_k=3)
     x, router, gate_up, down = (t.requires_grad_(True) for t in inputs)
     y, _ = impl.moe_forward(x, router, gate_up, down, 3)
     (y * rng.normal(*y.shape)).sum().backward()
@@ -238,9 +238,9 @@ def inputs_untouched(impl, rng):
     """route 和 moe_forward 都不能原地修改输入 / neither route nor moe_forward may modify its inputs"""
     # The inputs themselves are observed after the calls: the judge compares them with the
     # reference's outside the learner's process.
-    logits = _logits(rng, 5, 6)
+    logits = make_logits(rng, 5, 6)
     impl.route(logits, 2)
-    inputs = _moe_inputs(rng, tokens=6, dim=8, n_experts=4, inter=6, top_k=2)
+    inputs = moe_inputs(rng, tokens=6, dim=8, n_experts=4, inter=6, top_k=2)
     impl.moe_forward(*inputs, 2)
     names = ("x", "router_weight", "gate_up_proj", "down_proj")
     return {

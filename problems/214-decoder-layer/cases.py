@@ -60,7 +60,7 @@ PROBE = {"dim": 64, "n_heads": 4, "n_kv_heads": 4, "head_dim": 16, "hidden": 128
 NORMS = ("input_layernorm.weight", "post_attention_layernorm.weight")
 
 
-def _weights(rng, dim, n_heads, n_kv_heads, head_dim, hidden, norms=True):
+def layer_weights(rng, dim, n_heads, n_kv_heads, head_dim, hidden, norms=True):
     """Trained-looking weights: std 1/sqrt(fan_in) keeps activations O(1); norm weights near 0."""
     w = {
         "self_attn.q_proj.weight": rng.normal(n_heads * head_dim, dim, std=dim**-0.5),
@@ -79,7 +79,7 @@ def _weights(rng, dim, n_heads, n_kv_heads, head_dim, hidden, norms=True):
 
 def _build(impl, rng, cfg, dtype=torch.float32, norms=True, **kwargs):
     m = impl.DecoderLayer(**cfg, **kwargs)
-    load_params(m, **_weights(rng, **cfg, norms=norms))
+    load_params(m, **layer_weights(rng, **cfg, norms=norms))
     return m.to(dtype)
 
 
@@ -184,7 +184,7 @@ def _probe(impl, rng, path):
     """
     dim, c = PROBE["dim"], 2.0**14
     eye = torch.eye(dim)
-    w = _weights(rng, **PROBE, norms=False)
+    w = layer_weights(rng, **PROBE, norms=False)
     # Norm weights away from -1, so that 1 + w > 0 and x + u |u| never cancels.
     w["input_layernorm.weight"] = rng.normal(dim, std=0.2)
     w["post_attention_layernorm.weight"] = rng.normal(dim, std=0.2)
@@ -225,7 +225,7 @@ def backward(impl, rng):
     y = m(x)
     y.backward(rng.normal(2, 5, 32))
     params = dict(m.named_parameters())
-    names = sorted(_weights(rng, **SMALL))
+    names = sorted(layer_weights(rng, **SMALL))
     return {"y": y, "grads": {"x": x.grad, **{n: params[n].grad for n in names if n in params}}}
 
 

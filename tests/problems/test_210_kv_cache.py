@@ -24,8 +24,8 @@ def test_reference_decoding_equals_full_causal_attention(chunks: list[int], dtyp
     q = rng.normal(2, 6, 9, 8, std=1.5, dtype=dtype)
     k = rng.normal(2, 3, 9, 8, dtype=dtype)
     v = rng.normal(2, 3, 9, 8, dtype=dtype)
-    out, _ = PROBLEM.cases_module._decode(ref, q, k, v, chunks)
-    full = PROBLEM.cases_module._full_causal(q, k, v)
+    out, _ = PROBLEM.cases_module.decode_in_chunks(ref, q, k, v, chunks)
+    full = PROBLEM.cases_module.full_causal_attention(q, k, v)
     atol = 1e-5 if dtype == torch.float32 else 3e-2
     assert out.dtype == dtype
     torch.testing.assert_close(out.double(), full, rtol=0, atol=atol)

@@ -31,10 +31,10 @@ def _wrong(stem: str):  # type: ignore[no-untyped-def]
 def test_case_inputs_have_no_near_ties() -> None:
     cases = PROBLEM.cases_module
     rng = Rng(7)
-    logits = cases._logits(rng, 50, 16, dtype=torch.bfloat16)
+    logits = cases.make_logits(rng, 50, 16, dtype=torch.bfloat16)
     gaps = logits.double().sort(dim=-1).values.diff(dim=-1)
     assert float(gaps.min()) > cases.GAP
-    x, router, _, _ = cases._moe_inputs(rng, tokens=40, dim=16, n_experts=32, inter=8, top_k=4)
+    x, router, _, _ = cases.moe_inputs(rng, tokens=40, dim=16, n_experts=32, inter=8, top_k=4)
     top = (x.double() @ router.double().T).sort(dim=-1, descending=True).values[:, :5]
     assert float((top[:, :-1] - top[:, 1:]).min()) > cases.GAP
 

@@ -20,7 +20,7 @@ CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
 def test_reference_matches_torch_builtins() -> None:
     ref = source_module("reference", PROBLEM.reference.source())
     layer = ref.DecoderLayer(**CFG)
-    weights = PROBLEM.cases_module._weights(Rng(3), **CFG)
+    weights = PROBLEM.cases_module.layer_weights(Rng(3), **CFG)
     load_params(layer, **weights)
     w = {k: v.double() for k, v in weights.items()}
     x = torch.randn(2, 7, CFG["dim"], dtype=torch.float64, generator=torch.Generator().manual_seed(0))

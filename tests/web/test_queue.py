@@ -79,14 +79,18 @@ def test_concurrent_claims_take_each_job_once(factory: sessionmaker[Session]) ->
     assert sorted(taken) == sorted(ids)  # every job once: none lost, none twice
 
 
+LEASE_S = 2.0
+
+
 def test_an_expired_lease_returns_the_job_and_a_late_worker_cannot_write(
     factory: sessionmaker[Session],
 ) -> None:
     user_id, (sub_id,) = add_jobs(factory, 1)
-    first = queue.claim(factory, "dead-worker", lease_s=0.2, max_attempts=3)
+    # Long enough that the second claim comes inside it on a busy machine, short enough to wait.
+    first = queue.claim(factory, "dead-worker", lease_s=LEASE_S, max_attempts=3)
     assert first is not None and first.attempts == 1
     assert queue.claim(factory, "other", lease_s=60, max_attempts=3) is None  # still leased
-    time.sleep(0.3)
+    time.sleep(LEASE_S + 0.5)
     second = queue.claim(factory, "other", lease_s=60, max_attempts=3)
     assert second is not None and second.submission_id == sub_id and second.attempts == 2
     # The first worker wakes up late: its heartbeat and its result are refused.

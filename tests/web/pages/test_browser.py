@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from judge.settings import REPO_ROOT
 from tests.web.factories import PASSWORD, read_204, running_server, unique_name
-
-playwright_api = pytest.importorskip("playwright.sync_api")
-Browser, Page, expect = playwright_api.Browser, playwright_api.Page, playwright_api.expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -64,7 +62,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def browser(site: Site) -> Iterator[Browser]:
-    with playwright_api.sync_playwright() as p:
+    with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
