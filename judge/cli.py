@@ -32,7 +32,7 @@ class CommandParser(argparse.ArgumentParser):
             "--log-level",
             choices=LOG_LEVELS,
             default=argparse.SUPPRESS,
-            help=f"what is logged on stderr (default: {DEFAULT_LEVEL})",
+            help=f"what is logged on stderr (default: the log_level setting, {DEFAULT_LEVEL})",
         )
 
 
@@ -161,8 +161,11 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
         client.ping()
     except ENGINE_ERRORS as exc:
         raise UsageError(f"no Docker engine answers ({exc}); start dockerd first") from exc
+    image = settings.sandbox
     try:
-        build_base(client, offline=args.offline, log=log)
+        build_base(
+            client, offline=args.offline, log=log, mirror=image.image_mirror, workdir=image.image_workdir
+        )
         tag = runtime_image(client, runner_code(), log=log)
     except ImageError as exc:
         raise UsageError(str(exc)) from exc
@@ -172,7 +175,7 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(prog="judge", description="Judge hand-written Transformer exercises.")
-    parser.set_defaults(log_level=DEFAULT_LEVEL)
+    parser.set_defaults(log_level=None)  # not given: the log_level setting
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -230,8 +233,9 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(args.log_level)
     settings = JudgeSettings()
+    args.log_level = args.log_level or settings.log_level  # what the commands hand on (uvicorn)
+    configure_logging(args.log_level)
     from judge.backends import BackendUnavailable
     from judge.package import PackageError
     from judge.scaffold import ScaffoldError

@@ -45,6 +45,12 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("kit")
     made = run([sys.executable, "-m", "judge", "kit", "--out", str(out), "--problems", *KIT_PROBLEMS])
     assert made.returncode == 0, made.stderr
+    # It says what it is doing, a line per problem, before the problem's (maybe slow) trusted runs.
+    progress = [line for line in made.stderr.splitlines() if line.startswith("[")]
+    assert [line.split(":")[0] for line in progress] == [
+        f"[{i}/{len(KIT_PROBLEMS)}] {next(PROBLEMS.glob(f'{p}-*')).name}"
+        for i, p in enumerate(KIT_PROBLEMS, 1)
+    ], made.stderr
     return out / "practice"
 
 
