@@ -214,7 +214,7 @@ def test_hostile_submission(
 
     assert str(report.verdict) in hostile.verdicts, (
         f"{hostile.name}: got {report.verdict}, expected one of {sorted(hostile.verdicts)}\n"
-        + "\n".join(f"{c.name}: {c.verdict} {c.message[:300]}" for c in report.cases)
+        + "\n".join(f"{c.name}: {c.verdict} {c.message.get('en')[:300]}" for c in report.cases)
     )
     # The run ended within its limit plus a margin (the clock starts when the runner is ready).
     # Once: nothing in the learner's output makes the judge run it again.
