@@ -46,6 +46,7 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
         size=sandbox.pool_size,
         recycle_after=sandbox.recycle_after,
         memory_bytes=sandbox.pool_memory_bytes,
+        uid_block=sandbox.uid_block,
     )
     try:
         return DockerBackend.connect(runner_code(), RUNNER, pool), []

@@ -39,6 +39,10 @@ SERVER_PROCESSES = 16
 FORK_CAPABILITIES = ["SETUID", "SETGID", "CHOWN"]
 
 
+FIRST_JOB_UID = 1_000_000  # far above any uid the image or the host hands out
+MAX_UID = 2**32 - 2  # (uid_t)-1 means "no change" to setresuid
+
+
 @dataclass(frozen=True)
 class PoolPolicy:
     mode: Mode = "fork"
@@ -47,6 +51,22 @@ class PoolPolicy:
     memory_bytes: int = 1024 * 1024 * 1024  # the most a pooled job may ask for (beyond the baseline)
     processes: int = 64  # the most processes a pooled job may ask for
     startup_s: float = 60.0  # for a container to become ready
+    # Per-job uids are allotted to each fork-mode container in blocks of this size, at a random
+    # block: one size for every container on the host (the settings' largest recycle_after), so
+    # that blocks never overlap, and no job shares a uid (or its host-wide process count).
+    uid_block: int = 4000
+
+    def __post_init__(self) -> None:
+        if self.recycle_after > self.uid_block:
+            raise ValueError(
+                f"recycle_after={self.recycle_after} needs more per-job uids than a block "
+                f"holds ({self.uid_block})"
+            )
+
+    def uid_base(self) -> int:
+        """The first per-job uid of a new container: a random whole block below the largest uid."""
+        blocks = (MAX_UID - FIRST_JOB_UID) // self.uid_block
+        return FIRST_JOB_UID + secrets.randbelow(blocks) * self.uid_block
 
     def accepts(self, limits: Limits) -> bool:
         return limits.memory_bytes <= self.memory_bytes and limits.processes <= self.processes
@@ -67,7 +87,7 @@ class WarmContainer:
         self._envelopes = wire.EnvelopeReader()
         fork = policy.mode == "fork"
         # Per-job uids unique to this container (the per-uid process count is host-wide).
-        uid_base = 1_000_000 + secrets.randbelow(1 << 20) * 4096
+        uid_base = policy.uid_base()
         command = [
             PYTHON,
             "-m",
