@@ -16,7 +16,7 @@ def test_a_block_must_hold_every_job_a_container_serves() -> None:
 def test_every_block_lies_below_the_largest_uid() -> None:
     policy = PoolPolicy(recycle_after=MAX_RECYCLE_AFTER, uid_block=SandboxSettings().uid_block)
     bases = {policy.uid_base() for _ in range(2000)}
-    assert all(FIRST_JOB_UID <= b and b + policy.uid_block - 1 <= MAX_UID for b in bases)
+    assert all(b >= FIRST_JOB_UID and b + policy.uid_block - 1 <= MAX_UID for b in bases)
     assert all((b - FIRST_JOB_UID) % policy.uid_block == 0 for b in bases)  # blocks never overlap
 
 
