@@ -25,9 +25,11 @@ def logging_config(level: str = DEFAULT_LEVEL) -> dict[str, Any]:
     if level not in LOG_LEVELS:
         raise ValueError(f"log level {level!r} is not one of {', '.join(LOG_LEVELS)}")
     name = level.upper()
-    # Libraries (the Docker SDK's urllib3, asyncio, ...) stay at info or above: at debug they
-    # log every HTTP connection to the engine, which drowns what --log-level debug is for.
-    library = logging.getLevelName(max(logging.getLevelName(name), logging.INFO))
+    # Libraries (alembic, the Docker SDK's urllib3, asyncio, ...) log a step quieter than ours:
+    # warnings and errors, and at debug their info too, never their debug (the Docker SDK's
+    # is every HTTP connection to the engine, which drowns what --log-level debug is for).
+    floor = logging.INFO if level == "debug" else logging.WARNING
+    library = logging.getLevelName(max(logging.getLevelName(name), floor))
     return {
         "version": 1,
         "disable_existing_loggers": False,
