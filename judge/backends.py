@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 from judge.execution import RUNNER
-from judge.settings import REPO_ROOT, SandboxSettings
+from judge.settings import CODE_ROOT, SandboxSettings
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING, LocalBackend
 
@@ -23,7 +23,7 @@ def runner_code() -> dict[str, Path]:
     """The code the runner imports inside a sandbox: the judge package, which holds no secrets
     (references and cases live in problems/ and reach the runner only through its job), and
     the sandbox package, whose fork server runs the runner in warm containers."""
-    return {"judge": REPO_ROOT / "judge", "sandbox": REPO_ROOT / "sandbox"}
+    return {"judge": CODE_ROOT / "judge", "sandbox": CODE_ROOT / "sandbox"}
 
 
 def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, list[str]]:
@@ -34,7 +34,7 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
     backend's mode (cold, warm, fork) and pool come from `sandbox`.
     """
     if name == "local":
-        return LocalBackend(code_root=REPO_ROOT, runner=RUNNER), []
+        return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), []
     # Imported here: the Docker SDK is only needed when Docker is asked for.
     from sandbox.docker_backend import DockerBackend
     from sandbox.docker_warm import PoolPolicy
@@ -54,7 +54,7 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
         if name == "docker":
             raise BackendUnavailable(str(exc)) from exc
         reason = str(exc)
-    return LocalBackend(code_root=REPO_ROOT, runner=RUNNER), [
+    return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), [
         f"没有可用的 Docker 沙箱，改用本地后端 no Docker sandbox ({reason}); using the local backend, "
         "which is no security boundary"
     ]

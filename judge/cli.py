@@ -138,7 +138,10 @@ def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
     backend, _warnings = make_backend(args.backend or "local", settings.sandbox)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     try:
-        root = build_kit(Path(args.out), problems, store, backend, args.server)
+        # A line per problem on stderr as it starts: a cold cache takes seconds per problem.
+        root = build_kit(
+            Path(args.out), problems, store, backend, args.server, lambda line: print(line, file=sys.stderr)
+        )
     finally:
         backend.close()
     print(f"practice kit: {root} ({len(problems)} problems)")

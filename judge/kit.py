@@ -25,7 +25,7 @@ from judge.expected import ExpectedStore
 from judge.observations import encode
 from judge.package import Problem
 from judge.protocol import save_safetensors
-from judge.settings import REPO_ROOT
+from judge.settings import CODE_ROOT
 from sandbox.backend import Backend
 
 KIT_FORMAT = 1
@@ -63,7 +63,7 @@ KIT_MODULES: tuple[str, ...] = (
 )
 # Every diagnoser: grading imports them all, and a new one must not be left out of the kit.
 KIT_MODULES += tuple(
-    sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "judge" / "diagnose").glob("*.py"))
+    sorted(p.relative_to(CODE_ROOT).as_posix() for p in (CODE_ROOT / "judge" / "diagnose").glob("*.py"))
 )
 LIBRARY_DIR = "_judge"  # inside practice/: the copied modules
 STATEMENTS = ("statement.zh.md", "statement.en.md")
@@ -191,8 +191,8 @@ def build_kit(
     for rel in KIT_MODULES:
         target = library / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REPO_ROOT / rel, target)
-    shutil.copyfile(REPO_ROOT / "judge" / "practice.py", root / "judge.py")
+        shutil.copyfile(CODE_ROOT / rel, target)
+    shutil.copyfile(CODE_ROOT / "judge" / "practice.py", root / "judge.py")
     listed = []
     ordered = sorted(problems, key=lambda p: p.id)
     for index, problem in enumerate(ordered, 1):

@@ -30,7 +30,6 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 # The folder that holds the judge and sandbox packages: the clone, or site-packages.
 CODE_ROOT = Path(__file__).resolve().parent.parent
-REPO_ROOT = CODE_ROOT  # transitional name, still used by the tests of a clone
 APP_NAME = "llm-judge"
 CONFIG_ENV = "JUDGE_CONFIG"
 CONFIG_NAME = "judge.toml"

@@ -15,9 +15,9 @@ from judge.grading import judge_source
 from judge.interfaces import Which
 from judge.package import Problem
 from judge.report import Report
-from judge.settings import REPO_ROOT
 from sandbox.backend import Backend
 from sandbox.local import LocalBackend
+from tests.paths import REPO_ROOT
 
 DEFAULT_CASES = '''
 import torch

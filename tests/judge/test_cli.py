@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 PKG = REPO_ROOT / "problems" / "204-rmsnorm"

@@ -17,8 +17,8 @@ import torch
 from judge.expected import ExpectedStore
 from judge.kit import public_cases_source
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from tests.factories import judge_problem
+from tests.paths import REPO_ROOT
 
 PROBLEMS = REPO_ROOT / "problems"
 KIT_PROBLEMS = ("204", "207")

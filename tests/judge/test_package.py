@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 
 from judge.package import PackageError, Problem, find_problem
-from judge.settings import REPO_ROOT
 from tests.factories import make_package
+from tests.paths import REPO_ROOT
 
 
 def test_the_shipped_problems_load() -> None:

@@ -8,9 +8,9 @@ import pytest
 
 from judge.expected import ExpectedStore
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
 

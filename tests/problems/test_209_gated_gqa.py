@@ -8,9 +8,9 @@ import torch.nn.functional as F
 
 from judge.expected import ExpectedStore
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import judge_problem, package_module
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "209-gated-gqa")
 

@@ -9,9 +9,9 @@ from judge.casekit import Rng
 from judge.expected import ExpectedStore
 from judge.mutation.generate import generate
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, source_module
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "210-kv-cache")
 

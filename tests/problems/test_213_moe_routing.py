@@ -10,9 +10,9 @@ from judge.casekit import Rng
 from judge.expected import ExpectedStore
 from judge.mutation.generate import generate
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import judge_problem
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "213-moe-routing")
 ROUTE_CASES = {

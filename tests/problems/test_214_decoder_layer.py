@@ -9,9 +9,9 @@ import torch.nn.functional as F
 from judge.casekit import Rng, load_params
 from judge.expected import ExpectedStore
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source, source_module
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
 CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}

@@ -10,9 +10,9 @@ from judge.casekit import Rng
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.runner.guards import ForbiddenAPIError
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source, source_module
+from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "215-load-checkpoint")
 

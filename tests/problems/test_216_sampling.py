@@ -11,9 +11,9 @@ from judge.casekit import Rng
 from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import judge_problem, mutant_source, source_module
+from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from judge.settings import REPO_ROOT
 from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.local import LocalBackend
+from tests.paths import REPO_ROOT
 
 
 def run_py(code: str, limits: Limits | None = None, stdin: bytes = b"") -> Outcome:

@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 from web.app import create_app
 from web.settings import WebSettings
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 from judge.package import all_problem_dirs
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 from tests.web.factories import PROBLEMS, free_port
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 
 WEB = REPO_ROOT / "web"
 DOMAINS = ("auth", "problems", "drafts", "submissions", "scores", "admin")

@@ -25,7 +25,7 @@ from sqlalchemy import CheckConstraint, Engine, func, insert, inspect, select, t
 from sqlalchemy.exc import IntegrityError
 
 from judge.backends import BackendUnavailable
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 from web.auth.models import RateEvent, RateKind, User
 from web.db import make_engine, utcnow
 from web.migrate import alembic_config, is_current, upgrade

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from judge.settings import REPO_ROOT
 from tests.factories import make_package
+from tests.paths import REPO_ROOT
 from tests.web.factories import make_client, make_settings, register, submit
 from web.db import make_engine, make_sessionmaker
 from web.submissions.models import Submission, SubmissionEvent

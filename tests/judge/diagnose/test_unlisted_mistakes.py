@@ -11,9 +11,9 @@ import pytest
 
 from judge.expected import ExpectedStore
 from judge.package import Problem
-from judge.settings import REPO_ROOT
 from judge.verdicts import Verdict
 from tests.factories import judge_problem
+from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 

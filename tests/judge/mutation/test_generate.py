@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from judge.mutation.generate import generate
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 
 
 def changes(source: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 
 CHECK = """
 import gc, inspect, torch, torch.nn.functional as F

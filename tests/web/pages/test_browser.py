@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 from tests.web.factories import PASSWORD, read_204, running_server, unique_name
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

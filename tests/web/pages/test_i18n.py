@@ -8,7 +8,7 @@ import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 
-from judge.settings import REPO_ROOT
+from tests.paths import REPO_ROOT
 from web.language import CATALOG_DIR, Catalogs, read_catalog
 
 PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
