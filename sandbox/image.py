@@ -250,7 +250,7 @@ def _build_offline(client: docker.DockerClient, tag: str, log: Log, mirror: str,
     with tempfile.TemporaryDirectory(prefix="judge-image-", dir=workdir) as tmp:
         root = Path(tmp) / "rootfs"
         log(f"== debootstrap {DEBIAN_SUITE} from {mirror} (a minute or two)")
-        _step(
+        run_step(
             [
                 "debootstrap",
                 "--variant=minbase",
@@ -265,12 +265,12 @@ def _build_offline(client: docker.DockerClient, tag: str, log: Log, mirror: str,
         _install_wheels(root / site[1:], log)
         log("== byte-compiling (the image's root is read-only at run time)")
         # Exit 1 is expected: a few of torch's test helpers use newer syntax and stay uncompiled.
-        _step(["chroot", str(root), "python3", "-m", "compileall", "-q", "-j", "0", site], log, ok=(0, 1))
+        run_step(["chroot", str(root), "python3", "-m", "compileall", "-q", "-j", "0", site], log, ok=(0, 1))
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"):
             shutil.rmtree(root / junk, ignore_errors=True)
         archive = Path(tmp) / "rootfs.tar"
         log("== packing the rootfs")
-        _step(["tar", "-C", str(root), "--numeric-owner", "-cf", str(archive), "."], log)
+        run_step(["tar", "-C", str(root), "--numeric-owner", "-cf", str(archive), "."], log)
         log(f"== docker import as {tag}")
         repo, _, version = tag.partition(":")
         try:
@@ -308,7 +308,9 @@ def _build_pulled(client: docker.DockerClient, tag: str, log: Log, workdir: Path
 
 def _install_wheels(target: Path, log: Log) -> None:
     log(f"== installing {REQUIREMENTS.name} into {target.name}/ with this machine's pip")
-    _step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *_wheel_target_args(target)], log)
+    run_step(
+        [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *_wheel_target_args(target)], log
+    )
 
 
 def _wheel_target_args(target: Path) -> list[str]:
@@ -327,7 +329,7 @@ def _image_changes() -> list[str]:
     return [*env, "WORKDIR /tmp", f"USER {SANDBOX_USER}", 'CMD ["python3"]']
 
 
-def _step(command: list[str], log: Log, ok: tuple[int, ...] = (0,)) -> None:
+def run_step(command: list[str], log: Log, ok: tuple[int, ...] = (0,)) -> None:
     """Run a build step, passing its output (stdout and stderr) to `log` line by line."""
     tail: deque[str] = deque(maxlen=STEP_TAIL_LINES)
     with subprocess.Popen(
