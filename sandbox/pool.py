@@ -99,6 +99,11 @@ class Pool(Generic[S]):
         with self._cond:
             return list(self._ready)
 
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait until the used sessions handed back have been closed (for callers that count
+        what is left: closing runs on a background thread)."""
+        self._reaper.drain(timeout_s)
+
     def close(self) -> None:
         with self._cond:
             self._closed = True

@@ -39,7 +39,7 @@ GRADS = allclose(rtol=1e-5, atol=1e-5)
 QK_NORM = ulp(max_ulps=1, max_fraction=0.02)
 
 
-def _table(rotary_dim, seq, theta=10000.0):
+def rope_table(rotary_dim, seq, theta=10000.0):
     # The cos/sin tables of problem 205 for positions 0..seq-1, built here so that every
     # solution gets the same ones.
     inv_freq = 1.0 / theta ** (torch.arange(0, rotary_dim, 2, dtype=torch.float32) / rotary_dim)
@@ -68,7 +68,7 @@ def _layer(impl, rng, dim, n_heads, n_kv_heads, head_dim, dtype=torch.float32, *
 
 def _run(impl, rng, batch, seq, dim, n_heads, n_kv_heads, head_dim, rotary_dim, dtype=torch.float32):
     m = _layer(impl, rng, dim, n_heads, n_kv_heads, head_dim, dtype)
-    cos, sin = _table(rotary_dim, seq)
+    cos, sin = rope_table(rotary_dim, seq)
     x = rng.normal(batch, seq, dim, dtype=dtype)
     return m(x, cos, sin)
 
@@ -135,7 +135,7 @@ def full_rotary(impl, rng):
 def eps_reaches_norms(impl, rng):
     """eps 要传给 q_norm 和 k_norm：eps = 0.5 时结果明显不同 / eps must reach q_norm and k_norm: with eps = 0.5 the result changes visibly"""
     m = _layer(impl, rng, 32, 4, 2, 8, eps=0.5)
-    cos, sin = _table(4, 6)
+    cos, sin = rope_table(4, 6)
     return {"y": m(rng.normal(2, 6, 32), cos, sin)}
 
 
@@ -161,7 +161,7 @@ def qk_norm_direct(impl, rng):
 def backward(impl, rng):
     """反向传播：对 x 和全部六个参数的梯度 / gradients with respect to x and all six parameters"""
     m = _layer(impl, rng, 24, 4, 2, 8)
-    cos, sin = _table(4, 5)
+    cos, sin = rope_table(4, 5)
     x = rng.normal(2, 5, 24).requires_grad_(True)
     y = m(x, cos, sin)
     y.backward(rng.normal(2, 5, 24))

@@ -136,7 +136,7 @@ def settled_containers(backend: DockerBackend) -> tuple[list[str], set[str]]:
     if backend.pool is None:
         return backend.containers(), set()
     assert backend.pool.fill(120), backend.pool.last_error
-    backend.pool._reaper.drain()
+    backend.pool.settle()
     return backend.containers(), {c.cid for c in backend.pool.ready_sessions()}
 
 

@@ -26,7 +26,7 @@ def test_reference_matches_a_layer_built_on_torch_gqa() -> None:
     with torch.no_grad():
         m.q_norm.weight.normal_(0.5, 0.3)
         m.k_norm.weight.normal_(0.5, 0.3)
-    cos, sin = CASES._table(r, t)
+    cos, sin = CASES.rope_table(r, t)
     x = torch.randn(b, t, dim)
 
     def norm(z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

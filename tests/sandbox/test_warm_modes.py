@@ -148,7 +148,7 @@ def test_each_warm_job_gets_a_container_no_job_used(docker_backend: DockerBacken
         assert second.split("\n")[0] != first.split("\n")[0] and second.endswith("False\n")
         assert warm.pool is not None and warm.pool.started >= 2
         assert warm.pool.fill(60)
-        warm.pool._reaper.drain()
+        warm.pool.settle()
         # Only the one ready container is left: both used ones are gone.
         assert len(warm.containers(kind="warm")) == 1
     finally:
