@@ -1,4 +1,6 @@
-"""The `judge` command line: run, validate, new, kit, image build (and the web's commands)."""
+"""The `judge` command line: run, validate, new, kit, image build (and the web's commands).
+
+The settings are loaded once, here, and handed to the command (docs/settings.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from judge import __version__
 from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
-from judge.settings import JudgeSettings
+from judge.settings import JudgeSettings, SettingsError
 
 if TYPE_CHECKING:
     from judge.validate import Validation
@@ -33,6 +37,13 @@ class CommandParser(argparse.ArgumentParser):
             choices=LOG_LEVELS,
             default=argparse.SUPPRESS,
             help=f"what is logged on stderr (default: the log_level setting, {DEFAULT_LEVEL})",
+        )
+        self.add_argument(
+            "--config",
+            type=Path,
+            default=argparse.SUPPRESS,
+            metavar="FILE",
+            help="a judge.toml settings file (default: JUDGE_CONFIG, else ./judge.toml if present)",
         )
 
 
@@ -178,7 +189,9 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(prog="judge", description="Judge hand-written Transformer exercises.")
-    parser.set_defaults(log_level=None)  # not given: the log_level setting
+    # Not given: the log_level setting; the settings file JUDGE_CONFIG names or ./judge.toml; the
+    # judge's settings (the web's commands ask for the platform's, which extend them).
+    parser.set_defaults(log_level=None, config=None, settings_class=JudgeSettings)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -236,7 +249,16 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    settings = JudgeSettings()
+    try:
+        settings = args.settings_class(config=args.config)
+    except SettingsError as exc:
+        print(f"judge: the settings cannot be used: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"])
+            print(f"judge: setting {name}: {error['msg']} (got {error.get('input')!r})", file=sys.stderr)
+        return 2
     args.log_level = args.log_level or settings.log_level  # what the commands hand on (uvicorn)
     configure_logging(args.log_level)
     from judge.backends import BackendUnavailable

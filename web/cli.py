@@ -14,6 +14,7 @@ from typing import Any
 
 from judge.cli import UsageError
 from judge.logs import logging_config
+from web.settings import WebSettings
 
 log = logging.getLogger(__name__)
 
@@ -25,14 +26,12 @@ def _platform_errors() -> tuple[type[Exception], ...]:
     return (BackendUnavailable, InsecureSettings)
 
 
-def _serve(args: argparse.Namespace, _settings: Any) -> int:
+def _serve(args: argparse.Namespace, settings: WebSettings) -> int:
     import uvicorn
 
     from web.app import create_app
     from web.platform import build_platform, public_url_warning
-    from web.settings import WebSettings
 
-    settings = WebSettings()
     try:
         platform = build_platform(settings, args.host, args.port)
     except _platform_errors() as exc:
@@ -77,16 +76,14 @@ def _serve(args: argparse.Namespace, _settings: Any) -> int:
     return 0
 
 
-def _worker(args: argparse.Namespace, _settings: Any) -> int:
+def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     from web.db import make_engine, make_sessionmaker
     from web.metrics import Metrics
     from web.migrate import is_current
     from web.platform import judge_context
     from web.problems.sync import load_packages, sync_problems
-    from web.settings import WebSettings
     from web.submissions.worker import QueueSettings, WorkerPool
 
-    settings = WebSettings()
     engine = make_engine(settings.sqlalchemy_url())
     if not is_current(engine):
         raise UsageError(
@@ -119,18 +116,17 @@ def _worker(args: argparse.Namespace, _settings: Any) -> int:
     return 0
 
 
-def _migrated_engine() -> Any:
+def _migrated_engine(settings: WebSettings) -> Any:
     """An engine on the configured database, brought to the newest schema."""
     from web.db import make_engine
     from web.migrate import upgrade
-    from web.settings import WebSettings
 
-    engine = make_engine(WebSettings().sqlalchemy_url())
+    engine = make_engine(settings.sqlalchemy_url())
     upgrade(engine)
     return engine
 
 
-def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
+def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     from sqlalchemy import func, select
 
     from web.auth.models import User
@@ -143,7 +139,7 @@ def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
         password = getpass.getpass(f"password for {args.username}: ")
     if len(password) < 8:
         raise UsageError("the password must have at least 8 characters")
-    with transaction(make_sessionmaker(_migrated_engine())) as session:
+    with transaction(make_sessionmaker(_migrated_engine(settings))) as session:
         user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
         if user is None:
             session.add(User(username=args.username, password_hash=hash_password(password), role="admin"))
@@ -154,24 +150,25 @@ def _admin_create(args: argparse.Namespace, _settings: Any) -> int:
     return 0
 
 
-def _problems_sync(_args: argparse.Namespace, _settings: Any) -> int:
+def _problems_sync(_args: argparse.Namespace, settings: WebSettings) -> int:
     from web.db import make_sessionmaker
     from web.problems.sync import load_packages, sync_problems
-    from web.settings import WebSettings
 
-    problems = load_packages(WebSettings().problems_dir)
-    changed = sync_problems(make_sessionmaker(_migrated_engine()), problems)
+    problems = load_packages(settings.problems_dir)
+    changed = sync_problems(make_sessionmaker(_migrated_engine(settings)), problems)
     print(f"{len(problems)} problems; new versions: {', '.join(changed) or 'none'}")
     return 0
 
 
-def _db_upgrade(_args: argparse.Namespace, _settings: Any) -> int:
-    _migrated_engine()
+def _db_upgrade(_args: argparse.Namespace, settings: WebSettings) -> int:
+    _migrated_engine(settings)
     print("database schema is at the newest migration")
     return 0
 
 
 def register(sub: Any) -> None:
+    """Add the web's commands; each is handed the platform's settings (WebSettings), loaded once
+    by `judge.cli.main` from the same sources as the judge's."""
     serve = sub.add_parser("serve", help="the web app and in-process workers")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -181,23 +178,25 @@ def register(sub: Any) -> None:
         default=False,
         help="print a line per request (off by default: it costs about a fifth of the throughput)",
     )
-    serve.set_defaults(func=_serve)
+    serve.set_defaults(func=_serve, settings_class=WebSettings)
 
     worker = sub.add_parser("worker", help="judge queued submissions from the database (no web app)")
     worker.add_argument("--threads", type=int, default=2)
-    worker.set_defaults(func=_worker)
+    worker.set_defaults(func=_worker, settings_class=WebSettings)
 
     admin = sub.add_parser("admin", help="manage accounts")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create", help="create an admin (or make a user one)")
     create.add_argument("username")
     create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
-    create.set_defaults(func=_admin_create)
+    create.set_defaults(func=_admin_create, settings_class=WebSettings)
 
     problems = sub.add_parser("problems", help="problem packages in the database")
     problems_sub = problems.add_subparsers(dest="problems_command", required=True)
-    problems_sub.add_parser("sync", help="load problems/ into the database").set_defaults(func=_problems_sync)
+    sync = problems_sub.add_parser("sync", help="load problems/ into the database")
+    sync.set_defaults(func=_problems_sync, settings_class=WebSettings)
 
     db = sub.add_parser("db", help="the database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
-    db_sub.add_parser("upgrade", help="apply the migrations").set_defaults(func=_db_upgrade)
+    upgrade = db_sub.add_parser("upgrade", help="apply the migrations")
+    upgrade.set_defaults(func=_db_upgrade, settings_class=WebSettings)

@@ -3,7 +3,10 @@ tables checked key by key, old names refused, and every setting documented."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,21 @@ def test_every_setting_is_documented() -> None:
     names -= {"config", "sandbox"}  # the file itself (--config, JUDGE_CONFIG) and the section
     assert names - documented == set(), "add these to docs/settings.md"
     assert documented - names == set(), "docs/settings.md names settings that do not exist"
+
+
+def judge_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "judge", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def test_the_command_line_loads_the_file_once_and_refuses_bad_values(tmp_path: Path) -> None:
+    bad = write(tmp_path, '[web]\nworkers = "many"\n')
+    res = judge_cli("db", "upgrade", "--config", str(bad), cwd=tmp_path)
+    assert res.returncode == 2 and "setting workers: Input should be a valid integer" in res.stderr
+    good = tmp_path / "good.toml"
+    good.write_text(f'[web]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
+    res = judge_cli("--config", str(good), "db", "upgrade", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "data" / "judge.db").is_file()  # the web command got the file's settings
