@@ -1,2 +1,2 @@
-"""The web platform: FastAPI (JSON API and, later, pages), accounts, the submission queue
+"""The web platform: FastAPI (the pages and the JSON API), accounts, the submission queue
 judged by workers, and scores. It owns the database and calls `judge/` to judge."""
