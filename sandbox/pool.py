@@ -73,7 +73,9 @@ class Pool(Generic[S]):
             self._busy -= 1
             if fit and not self._closed:
                 self._ready.append(session)
-                self._cond.notify()
+                # All: the filler waits on the same condition, and a single wake-up taken by it
+                # left a job waiting for this session until its time-out (60 s).
+                self._cond.notify_all()
                 return
             self._cond.notify_all()  # the filler starts a replacement
         self._reaper.close(session)
