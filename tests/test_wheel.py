@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import site
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import pytest
 
 import judge
 from tests.paths import REPO_ROOT
+from tests.web.factories import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -145,12 +145,6 @@ def test_run_judges_a_shipped_problem_from_another_folder(installed: Installed) 
     assert report["verdict"] == "AC" and report["score"] == report["max_score"]
     # The reference observations were cached under the user's folder, not in the clone.
     assert any((installed.home / ".cache" / "llm-judge").rglob("*")), "no cache written"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
