@@ -24,6 +24,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -55,6 +56,28 @@ class Case:
             ) > best_len:
                 best, best_len = chk, len(prefix)
         return best
+
+
+_data_dir: str | None = None
+
+
+def use_data_dir(path: str | None) -> None:
+    """Where the runner wrote this job's data files (called by the runner, not by cases)."""
+    global _data_dir
+    _data_dir = path
+
+
+def data_path(name: str) -> Path:
+    """A file or folder the package declares in problem.toml's `data`, as the cases see it in
+    the sandbox: e.g. `data_path("checkpoint")` for a checkpoint folder shipped with the job."""
+    if _data_dir is None:
+        raise CaseSetupError(
+            f"this job carries no data files (asked for {name!r}): declare it in problem.toml"
+        )
+    path = Path(_data_dir, name)
+    if not path.exists():
+        raise CaseSetupError(f"data file {name!r} is not in this job: declare it in problem.toml's data")
+    return path
 
 
 def case_seed(name: str) -> int:

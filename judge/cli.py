@@ -17,6 +17,8 @@ from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
 from judge.settings import JudgeSettings, SettingsError
 
 if TYPE_CHECKING:
+    from judge.package import Problem
+    from judge.runner.job import PartSource
     from judge.validate import Validation
 
 
@@ -57,19 +59,14 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
     problem = find_problem(args.problem, settings.problems_dir)
     problem.cases  # noqa: B018 - load the case table now, so package errors surface here
-    path = Path(args.solution)
-    try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise UsageError(f"no such file: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from exc
+    source = _read_source(Path(args.solution))
+    parts = _parts(problem, args.part)
     # One judgement: a pool of one (a second ready container would only take CPU from it).
     one = settings.sandbox.model_copy(update={"pool_size": 1})
     backend, warnings = make_backend(args.backend or settings.backend, one)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     try:
-        report = judge_source(problem, source, backend, store, args.cases, settings.startup_s)
+        report = judge_source(problem, source, backend, store, args.cases, settings.startup_s, parts)
     finally:
         backend.close()
     report.warnings = warnings + report.warnings
@@ -79,6 +76,31 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
         title = problem.spec.title.en if args.lang == "en" else problem.spec.title.zh
         print(render_table(report, title, args.lang))
     return 0 if report.verdict == Verdict.AC else 1
+
+
+def _read_source(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise UsageError(f"no such file: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+
+
+def _parts(problem: Problem, given: list[str]) -> list[PartSource]:
+    """The package references as parts, with each `--part ID=FILE` put in place of its own."""
+    from judge.runner.job import PartSource
+
+    parts = {p.problem: p for p in problem.reference_parts()}
+    for item in given:
+        ref, sep, file = item.partition("=")
+        if not sep or not file:
+            raise UsageError(f"--part takes ID=FILE, e.g. --part 204=norm.py (got {item!r})")
+        if ref not in parts:
+            known = ", ".join(f"{p.problem} ({p.module})" for p in parts.values()) or "none"
+            raise UsageError(f"problem {problem.id} has no part {ref!r} (its parts: {known})")
+        parts[ref] = PartSource(ref, parts[ref].module, _read_source(Path(file)), "file")
+    return list(parts.values())
 
 
 def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
@@ -202,6 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cases", choices=["public", "all"], default="all")
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    run.add_argument(
+        "--part",
+        action="append",
+        default=[],
+        metavar="ID=FILE",
+        help="use FILE as the part problem ID imports (e.g. --part 204=norm.py); "
+        "the other parts are the packages' references",
+    )
     run.set_defaults(func=_run)
 
     val = sub.add_parser("validate", help="check that problem packages are sound")

@@ -7,7 +7,10 @@ the process stopped (time, memory, output, a crash, or the judge's own failure).
 
 from __future__ import annotations
 
+import base64
+import re
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -15,12 +18,14 @@ from judge.interfaces import JudgedProblem
 from judge.messages import msg
 from judge.observations import ObservationError, decode
 from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
-from judge.runner.job import RunnerJob, SolutionSource
+from judge.runner.job import PartSource, RunnerJob, SolutionSource
 from judge.runner.main import EXIT_INTERNAL
 from judge.texts import Text, same
 from judge.verdicts import Verdict
 from sandbox.backend import Backend, Limits, Outcome, RunnerSpec
 
+PROBLEM_ID = re.compile(r"[0-9]{3,5}")
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(\.[A-Za-z_][A-Za-z0-9_]{0,40}){0,4}")
 CaseStatus = Literal["ok", "error", "memory", "forbidden"]
 LOG_TAIL = 2000
 
@@ -49,9 +54,12 @@ class CaseRun:
 class SolutionRun:
     # started (its code began to run and the runner never said more), ok, ce, error, memory;
     # None when the runner never got to it
-    load_status: str | None = None
+    load_status: str | None = None  # also "missing_part": it imports a part nobody provided
     load_message: str = ""
     cases: dict[str, CaseRun] = field(default_factory=dict)
+    # The part problems whose modules it imported while loading, in import order.
+    parts_used: list[str] = field(default_factory=list)
+    missing_part: tuple[str, str] | None = None  # (problem id, module) of the part it lacks
 
 
 @dataclass
@@ -100,6 +108,7 @@ def run_solutions(
     case_names: list[str],
     backend: Backend,
     limits: Limits,
+    parts: Sequence[PartSource] = (),
 ) -> RunResult:
     job = RunnerJob(
         problem=problem.id,
@@ -108,6 +117,8 @@ def run_solutions(
         case_names=case_names,
         solutions=solutions,
         forbidden=list(problem.spec.forbidden),
+        parts=list(parts),
+        data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
     )
     outcome = backend.run(job.to_bytes(), limits)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
@@ -150,8 +161,20 @@ def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]
         return kind, "a frame names a solution that the job does not hold"
     if kind == "load":
         status, message = head.get("status"), head.get("message", "")
-        runs[index].load_status = status[:40] if isinstance(status, str) else "?"
-        runs[index].load_message = message[:8000] if isinstance(message, str) else ""
+        run = runs[index]
+        run.load_status = status[:40] if isinstance(status, str) else "?"
+        run.load_message = message[:8000] if isinstance(message, str) else ""
+        used, part, module = head.get("parts", []), head.get("part"), head.get("module")
+        if isinstance(used, list):
+            run.parts_used = [p for p in used[:64] if isinstance(p, str) and PROBLEM_ID.fullmatch(p)]
+        # Untrusted like every frame: only a well-formed id and module name are taken.
+        if (
+            isinstance(part, str)
+            and isinstance(module, str)
+            and PROBLEM_ID.fullmatch(part)
+            and MODULE_NAME.fullmatch(module)
+        ):
+            run.missing_part = (part, module)
         return kind, None
     if kind == "case":
         name = head.get("case")

@@ -83,6 +83,7 @@ class ExpectedStore:
                     [c.name for c in problem.cases],
                     backend,
                     limits,
+                    problem.reference_parts(),
                 )
                 check_reference(problem, result)  # never cache a broken reference
                 tmp = path.with_suffix(f".tmp{os.getpid()}")

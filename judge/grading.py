@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,8 +18,8 @@ from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_soluti
 from judge.expected import Expected, TrustedRunError
 from judge.interfaces import ExpectedSource, JudgedProblem, P, Which
 from judge.messages import msg
-from judge.report import CaseResult, Report
-from judge.runner.job import LEARNER_FILE, SolutionSource
+from judge.report import CaseResult, PartUse, Report
+from judge.runner.job import LEARNER_FILE, PartSource, SolutionSource
 from judge.texts import Text, same, split_pair
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
@@ -117,6 +118,10 @@ def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, Text] |
         return None  # the stop explains it case by case
     if status == "ce":
         return Verdict.CE, same(run.load_message)
+    if status == "missing_part" and run.missing_part is not None:
+        # Cannot be loaded: the code it imports does not exist yet.
+        problem, module = run.missing_part
+        return Verdict.CE, msg("part_missing", problem=problem, module=module)
     if status == "memory":
         return Verdict.MLE, msg("import_out_of_memory") + same("\n" + run.load_message)
     if status == "error":
@@ -248,8 +253,10 @@ def judge_source(
     store: ExpectedSource[P],
     which: Which = "all",
     startup_s: float = 30.0,
+    parts: Sequence[PartSource] = (),
 ) -> Report:
-    """Judge one learner submission end to end."""
+    """Judge one learner submission end to end. `parts`: the code of every part it may import
+    (the caller decides whose: the learner's on the site and in the kit)."""
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
@@ -266,6 +273,7 @@ def judge_source(
             [c.name for c in cases],
             backend,
             limits_for(problem, startup_s),
+            parts,
         )
         try:
             expected = pending.result()
@@ -275,4 +283,13 @@ def judge_source(
     run = result.solutions[0]
     results = grade_solution(cases, run, result.stop, expected)
     attach_hints(cases, results, run, expected)
-    return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000, result.log)
+    report = build_report(
+        problem, cases, results, backend, (time.perf_counter() - started) * 1000, result.log
+    )
+    report.parts = [
+        PartUse(
+            p.problem, p.module, p.origin if p.source is not None else "missing", p.problem in run.parts_used
+        )
+        for p in parts
+    ]
+    return report

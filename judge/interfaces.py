@@ -48,6 +48,10 @@ class JudgedProblem(Protocol):
         """A file of the package, e.g. cases.py (sent to the runner)."""
         ...
 
+    def data(self) -> dict[str, bytes]:
+        """The files the cases read inside the sandbox, by package-relative path."""
+        ...
+
     def select_cases(self, which: Which) -> list[Case]: ...
 
 

@@ -1,6 +1,7 @@
 """`judge kit --out DIR`: the practice kit a learner downloads once and judges with offline.
 
-The kit holds, per problem, the statement, the starter as `solution.py`, the PUBLIC cases only
+The kit holds, per problem, the statement, the starter (in the learner's file: the problem's
+module of the course package, practice/qwen/norm.py for 204), the package's data, the PUBLIC cases only
 (cases.py with every hidden case and every helper only they use removed) and what the reference
 and the known wrong solutions produce on them, as data (`expected.json` + `expected.safetensors`).
 No reference code, no wrong solution's code and no hidden case goes in. The checking logic is
@@ -54,6 +55,7 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/runner/guards.py",
     "judge/runner/job.py",
     "judge/runner/main.py",
+    "judge/runner/parts.py",
     "judge/runner/tracebacks.py",
     "judge/texts.py",
     "judge/verdicts.py",
@@ -165,11 +167,24 @@ def problem_metadata(problem: Problem) -> dict[str, Any]:
         "title": {"zh": spec.title.zh, "en": spec.title.en},
         "version": problem.content_hash,
         "chapter": spec.chapter,
+        "module": spec.module,
+        "parts": [
+            {"problem": p.id, "module": p.module_name, "folder": p.root.name} for p in problem.part_problems
+        ],
+        "data": sorted(problem.data()),
         "entry_points": list(spec.entry_points),
         "forbidden": list(spec.forbidden),
         "limits": spec.limits.model_dump(),
         "points": {c.name: c.points for c in problem.cases if c.public},
     }
+
+
+def learner_file(root: Path, problem: Problem) -> Path:
+    """Where the learner's code for `problem` lives in the kit: its module of the course package
+    (practice/qwen/norm.py), or the problem folder's solution.py for a problem outside it."""
+    if problem.spec.module is None:
+        return root / problem.root.name / "solution.py"
+    return root.joinpath(*problem.spec.module.split(".")).with_suffix(".py")
 
 
 def build_kit(
@@ -180,7 +195,7 @@ def build_kit(
     server: str,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write `out/practice/`. A learner's existing solution.py files are never overwritten.
+    """Write `out/practice/`. A learner's existing files (qwen/*.py) are never overwritten.
     `progress` hears a line per problem as it starts (the trusted runs of a cold cache take
     seconds each)."""
     root = out / "practice"
@@ -208,9 +223,11 @@ def build_kit(
         for name in STATEMENTS:
             if problem.file(name).exists():
                 shutil.copyfile(problem.file(name), folder / name)
-        if not (folder / "solution.py").exists():
-            shutil.copyfile(problem.starter.path, folder / "solution.py")
+        _place_learner_file(root, folder, problem)
         shutil.copyfile(problem.starter.path, folder / "starter.py")
+        for rel, raw in problem.data().items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(raw)
         (folder / "cases.py").write_text(public_cases_source(problem.read("cases.py")), encoding="utf-8")
         meta = problem_metadata(problem)
         (folder / "problem.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -231,6 +248,25 @@ def build_kit(
     return root
 
 
+def _place_learner_file(root: Path, folder: Path, problem: Problem) -> None:
+    """The starter where the learner writes, unless they have written there already. A kit made
+    before the course package kept the learner's code in the problem's solution.py: it moves to
+    its module (never over a file that exists)."""
+    target = learner_file(root, problem)
+    old = folder / "solution.py"
+    if target != old:
+        package = target.parent
+        package.mkdir(parents=True, exist_ok=True)
+        for level in [package, *package.parents]:
+            if level == root or root not in level.parents:
+                break
+            (level / "__init__.py").touch(exist_ok=True)
+        if old.exists() and not target.exists():
+            old.replace(target)
+    if not target.exists():
+        shutil.copyfile(problem.starter.path, target)
+
+
 def zip_kit(root: Path) -> bytes:
     """The kit folder as a zip whose entries start with practice/ (the web download)."""
     buffer = io.BytesIO()
@@ -248,7 +284,7 @@ Needs Python 3.10+ and torch 2.1+, nothing else, and no network.
 
 ```sh
 python practice/judge.py              # 列出题目与本地状态 / list problems and your local status
-python practice/judge.py 204          # 用公开用例评测 204 / judge practice/204-*/solution.py (public cases)
+python practice/judge.py 204          # 用公开用例评测 204 / judge practice/qwen/norm.py (public cases)
 python practice/judge.py --all        # 评测全部 / judge every problem
 python practice/judge.py 204 --submit # 交给服务器正式评测 / official verdict and score from the server
 ```
@@ -257,6 +293,14 @@ python practice/judge.py 204 --submit # 交给服务器正式评测 / official v
 或文件 `~/.config/llm-judge/token`（在网站的“设置”页创建）。
 `--submit` sends your code to {server} (or `--server URL`) with the token from `JUDGE_TOKEN`
 or the file `~/.config/llm-judge/token` (create one on the site's Settings page).
+
+你的代码就是课程里的 `qwen/` 包：每题写在它的模块里（204 → `practice/qwen/norm.py`，
+`python practice/judge.py` 列出每题的文件）。用到其他题零件的题（如 209、217）导入的是你自己
+写的这些文件；还没写的零件会被点名。
+Your code is the course's `qwen/` package: each problem is written in its module (204 →
+`practice/qwen/norm.py`; `python practice/judge.py` lists each problem's file). A problem that
+uses other problems' parts (209, 217, ...) imports these files of yours; a part you have not
+written yet is named.
 
 本地评测只用公开用例；隐藏用例只在服务器上。代码在你自己的机器上运行，没有沙箱。
 Local judging uses the public cases only; hidden cases live on the server. Your code runs on

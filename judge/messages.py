@@ -57,6 +57,11 @@ CATALOG: dict[str, tuple[str, str]] = {
     "expected_value": ("应为 {expected}，你的是 {got}", "expected {expected}, got {got}"),
     # grading
     "case_not_reported": ("评测进程没有报告这个用例", "the runner did not report this case"),
+    "part_missing": (
+        "这道题用到第 {problem} 题的零件 {module}，你还没有通过第 {problem} 题：先去做它（/problems/{problem}）",
+        "this problem uses part {module} from problem {problem}, which you have not solved yet: "
+        "solve it first (/problems/{problem})",
+    ),
     "not_run": ("未运行：运行停在了用例 {case}", "not run: the run stopped during case {case}"),
     "reference_missing_case": ("参考解没有这个用例的结果", "the reference has no result for this case"),
     "forbidden": (

@@ -13,15 +13,17 @@ import importlib.util
 import re
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from judge.casekit import Case, collect_cases
+from judge.runner.job import PartSource
 
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "starter.py", "reference.py", "cases.py")
 ID_PATTERN = re.compile(r"^[0-9]{3,5}$")
@@ -83,16 +85,31 @@ class ProblemSpec(_Strict):
     chapter: NonEmpty
     tags: list[NonEmpty] = []
     entry_points: list[Identifier] = Field(min_length=1)
+    # The module this problem's solution is in the course package (qwen.norm for 204), and the
+    # part problems whose modules a solution may import (their solutions are provided).
+    module: DottedName | None = None
+    parts: list[Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]] = []
+    # Package files or folders the cases read inside the sandbox (judge.casekit.data_path).
+    data: list[NonEmpty] = []
     forbidden: list[DottedName] = []
     points: int = Field(gt=0)
     limits: LimitsSpec = LimitsSpec()
     mutants: MutantsSpec = MutantsSpec()
 
-    @field_validator("entry_points", "forbidden", "tags")
+    @field_validator("entry_points", "forbidden", "tags", "parts", "data")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("must not repeat a name")
+        return v
+
+    @field_validator("data")
+    @classmethod
+    def _inside(cls, v: list[str]) -> list[str]:
+        for rel in v:
+            path = PurePosixPath(rel)
+            if path.is_absolute() or ".." in path.parts or "\\" in rel:
+                raise ValueError(f"{rel!r} must be a relative path inside the package")
         return v
 
 
@@ -150,6 +167,11 @@ class Problem:
         expected_name = f"{self.spec.id}-{self.spec.slug}"
         if self.root.name != expected_name:
             raise PackageError(f"{root}: folder must be named {expected_name!r} (id-slug from problem.toml)")
+        absent = [rel for rel in self.spec.data if not (self.root / rel).exists()]
+        if absent:
+            raise PackageError(f"{root}: data not in the package: {', '.join(absent)}")
+        if self.spec.id in self.spec.parts:
+            raise PackageError(f"{root}: a problem cannot be its own part")
 
     @property
     def id(self) -> str:
@@ -210,13 +232,53 @@ class Problem:
 
     @cached_property
     def content_hash(self) -> str:
-        """sha256 over every file's relative path and bytes; what reference caches are keyed by."""
+        """sha256 over every file's relative path and bytes, and over the packages of its parts
+        (their references are part of what the trusted run computes); what reference caches
+        and the problem's version are keyed by."""
+        if not self.part_problems:
+            return self.own_hash
+        h = hashlib.sha256(self.own_hash.encode())
+        for part in self.part_problems:
+            h.update(f" part {part.id} {part.own_hash}".encode())
+        return h.hexdigest()
+
+    @cached_property
+    def own_hash(self) -> str:
+        """sha256 over this package's files alone: each one's relative path and bytes."""
         h = hashlib.sha256()
         for path in sorted(self.root.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith(".pyc"):
                 h.update(path.relative_to(self.root).as_posix().encode() + b"\0")
                 h.update(hashlib.sha256(path.read_bytes()).digest())
         return h.hexdigest()
+
+    @cached_property
+    def part_problems(self) -> list[Problem]:
+        """Every part a solution may import: the declared ones and, in turn, theirs; found
+        beside this package (a course's problems share one folder), in dependency order."""
+        return part_closure(self, lambda ref: find_problem(ref, self.root.parent))
+
+    def reference_parts(self) -> list[PartSource]:
+        """The parts as authors and validation run them: each part problem's reference."""
+        return [
+            PartSource(p.id, p.module_name, p.reference.source(), "reference") for p in self.part_problems
+        ]
+
+    @property
+    def module_name(self) -> str:
+        if self.spec.module is None:
+            raise PackageError(f"{self.root}: problem {self.id} is used as a part but declares no module")
+        return self.spec.module
+
+    def data(self) -> dict[str, bytes]:
+        """The data files the cases read, by path relative to the package (folders expanded)."""
+        files: dict[str, bytes] = {}
+        for rel in self.spec.data:
+            path = self.root / rel
+            found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+            for f in found:
+                files[f.relative_to(self.root).as_posix()] = f.read_bytes()
+        return files
 
 
 def find_problem(ref: str, problems_dir: Path) -> Problem:
@@ -235,6 +297,33 @@ def find_problem(ref: str, problems_dir: Path) -> Problem:
     if len(matches) > 1:
         raise PackageError(f"problem id {ref!r} is ambiguous: {', '.join(m.name for m in matches)}")
     return Problem(matches[0])
+
+
+def part_closure(problem: Problem, find: Callable[[str], Problem]) -> list[Problem]:
+    """`problem`'s parts and theirs, each once, every part after the parts it imports.
+    A cycle or a part that names no package is a PackageError."""
+    ordered: list[Problem] = []
+    seen: set[str] = set()
+
+    def visit(p: Problem, path: tuple[str, ...]) -> None:
+        for ref in p.spec.parts:
+            if ref in path:
+                raise PackageError(f"problem {problem.id}: parts form a cycle: {' -> '.join((*path, ref))}")
+            if ref in seen:
+                continue
+            try:
+                part = find(ref)
+            except PackageError as exc:
+                raise PackageError(
+                    f"problem {p.id} declares part {ref}, which cannot be found: {exc}"
+                ) from exc
+            visit(part, (*path, ref))
+            seen.add(ref)
+            part.module_name  # noqa: B018 (checks that the part names its module)
+            ordered.append(part)
+
+    visit(problem, (problem.id,))
+    return ordered
 
 
 def all_problem_dirs(problems_dir: Path) -> list[Path]:

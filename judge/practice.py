@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the kit's _judge/ is put on sys.path in main(); these are f
     from judge.casekit import Case
     from judge.expected import Expected
     from judge.interfaces import Which
+    from judge.runner.job import PartSource
     from sandbox.backend import Backend
 
 KIT = Path(__file__).resolve().parent
@@ -97,9 +98,37 @@ class KitProblem:
     def select_cases(self, which: Which) -> list[Case]:
         return list(self.cases)  # the kit holds public cases only
 
+    def data(self) -> dict[str, bytes]:
+        return {rel: (self.root / rel).read_bytes() for rel in self.meta.get("data", [])}
+
     @property
     def solution(self) -> Path:
-        return self.root / "solution.py"
+        """The learner's file: its module in the course package (practice/qwen/norm.py for 204),
+        so that their solutions together form the `qwen/` package the course builds."""
+        module = self.meta.get("module")
+        return module_file(module) if module else self.root / "solution.py"
+
+    def edited(self) -> bool:
+        starter = (self.root / "starter.py").read_bytes()
+        return self.solution.is_file() and self.solution.read_bytes() != starter
+
+    def parts(self) -> list[PartSource]:
+        """The parts a solution may import: the learner's local files. One not written yet (absent,
+        or still the starter) is missing, and importing it says which problem to solve first."""
+        from judge.runner.job import PartSource
+
+        found = []
+        for entry in self.meta.get("parts", []):
+            part = KitProblem(KIT / entry["folder"])
+            source = part.solution.read_text(encoding="utf-8") if part.edited() else None
+            found.append(
+                PartSource(entry["problem"], entry["module"], source, "learner" if source else "missing")
+            )
+        return found
+
+
+def module_file(module: str) -> Path:
+    return KIT.joinpath(*module.split(".")).with_suffix(".py")
 
 
 class KitStore:
@@ -170,7 +199,7 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
     except (OSError, UnicodeDecodeError) as exc:
         raise KitError(f"cannot read {problem.solution}: {exc}") from exc
     backend = LocalBackend(code_root=LIBRARY, runner=RUNNER)
-    report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S)
+    report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S, problem.parts())
     if as_json:
         print(report.to_json(lang))
     else:
@@ -201,17 +230,14 @@ def record_status(problem: KitProblem, verdict: str, score: int, max_score: int)
 
 def list_problems(kit: dict[str, Any], lang: str) -> None:
     status = read_status()
-    print(f"{'id':<5} {'本地结果 local':<16} {'题目 problem':<50} solution.py")
+    print(f"{'id':<5} {'本地结果 local':<16} {'题目 problem':<50} {'你的文件 your file':<28}")
     for entry in kit["problems"]:
         problem = KitProblem(KIT / entry["folder"])
         seen = status.get(problem.id)
         result = f"{seen['verdict']} {seen['score']}/{seen['max_score']}" if seen else "—"
-        edited = (
-            problem.solution.exists()
-            and problem.solution.read_bytes() != (problem.root / "starter.py").read_bytes()
-        )
-        mark = "已修改 edited" if edited else "初始 starter"
-        print(f"{problem.id:<5} {result:<16} {problem.title(lang)[:48]:<50} {mark}")
+        mark = "已修改 edited" if problem.edited() else "初始 starter"
+        where = problem.solution.relative_to(KIT).as_posix()
+        print(f"{problem.id:<5} {result:<16} {problem.title(lang)[:48]:<50} {where:<28} {mark}")
     print(f"\npython {Path(sys.argv[0]).as_posix()} ID  评测一题 judges one problem on its public cases")
 
 
@@ -279,7 +305,7 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
             f"练习包过期 this kit's problem {problem.id} is older than the server's "
             f"(kit {problem.version[:12]}, server {str(online.get('version'))[:12]}): "
             f"download a new kit from {server}/kit.zip "
-            "(your solution.py files are kept when you unpack it over the old one)"
+            "(your own files, qwen/*.py, are kept when you unpack it over the old one)"
         )
     code = problem.solution.read_text(encoding="utf-8")
     started = time.monotonic()

@@ -52,6 +52,19 @@ class CaseResult:
         return out
 
 
+@dataclass(frozen=True)
+class PartUse:
+    """A part the submission could import: whose code it was, and whether it was imported."""
+
+    problem: str
+    module: str
+    origin: str  # reference, learner, file or missing
+    used: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"problem": self.problem, "module": self.module, "origin": self.origin, "used": self.used}
+
+
 @dataclass
 class Report:
     problem: str
@@ -64,6 +77,7 @@ class Report:
     elapsed_ms: float = 0.0  # the whole judgement, sandbox start-up included
     log: str = ""  # what the learner's code printed (tail)
     warnings: list[str] = field(default_factory=list)
+    parts: list[PartUse] = field(default_factory=list)
 
     @classmethod
     def system_error(cls, problem: str, message: str) -> Report:
@@ -83,6 +97,7 @@ class Report:
             "elapsed_ms": self.elapsed_ms,
             "log": self.log,
             "warnings": self.warnings,
+            "parts": [p.to_dict() for p in self.parts],
         }
 
     def to_json(self, lang: str | None = None) -> str:

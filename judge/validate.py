@@ -117,6 +117,13 @@ def validate_package(
     )
     _check_statements(v, problem)
     _check_forbidden(v, problem)
+    if problem.spec.parts:
+        try:
+            uses = ", ".join(f"{p.id} ({p.module_name})" for p in problem.part_problems)
+        except PackageError as exc:
+            v.add("parts", False, str(exc))
+            return v
+        v.add("parts", True, f"solutions may import {uses}; judged here with the parts' references")
 
     wrong = problem.solutions("wrong")
     accepted = problem.solutions("accepted")
@@ -138,8 +145,11 @@ def validate_package(
     files = [problem.reference, problem.starter, *accepted, *wrong]
     names = [c.name for c in cases]
     limits = batch_limits(limits_for(problem, settings.startup_s), len(files))
-    first = run_solutions(problem, [_source(f) for f in files], names, backend, limits)
-    second = run_solutions(problem, [_source(problem.reference)], names, backend, batch_limits(limits, 1))
+    parts = problem.reference_parts()
+    first = run_solutions(problem, [_source(f) for f in files], names, backend, limits, parts)
+    second = run_solutions(
+        problem, [_source(problem.reference)], names, backend, batch_limits(limits, 1), parts
+    )
     if not _runs_cleanly(v, first) or not _runs_cleanly(v, second):
         return v
 

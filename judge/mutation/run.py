@@ -144,7 +144,7 @@ def score_mutants(
         batch = pending[:BATCH]
         limits = mutant_limits(problem, startup_s, reference_s, len(batch))
         sources = [SolutionSource(f"mutant/{m.id}", m.source, "reference.py") for m in batch]
-        run = run_solutions(problem, sources, names, backend, limits)
+        run = run_solutions(problem, sources, names, backend, limits, problem.reference_parts())
         done = _finished(run, batch)
         for m, solution in zip(batch[:done], run.solutions[:done], strict=True):
             graded = grade_solution(cases, solution, None, expected, explain=False)

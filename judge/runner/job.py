@@ -1,4 +1,9 @@
-"""The job the judge sends to the runner on stdin: code to load and cases to run. No expected values."""
+"""The job the judge sends to the runner on stdin: code to load and cases to run. No expected values.
+
+Besides the solutions, a job carries the parts they may import (other problems' solutions,
+as modules of the course package `qwen/`) and the package's data files the cases read (a
+checkpoint, say), base64-encoded: everything the code needs travels inside the sandboxed job.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,26 @@ class SolutionSource:
 
 
 @dataclass(frozen=True)
+class PartSource:
+    """Another problem's solution, importable as `module` (e.g. qwen.norm) by the solutions.
+
+    `source` None: the learner has not solved that problem yet; importing it fails with a
+    message naming the problem. `origin` says whose code it is: "reference" (the package's,
+    for authors and validation), "learner" (their accepted submission or local file),
+    "file" (given on the command line) or "missing"."""
+
+    problem: str
+    module: str
+    source: str | None
+    origin: str = "reference"
+
+    @property
+    def filename(self) -> str:
+        """Where tracebacks say the code is: qwen/norm.py, as in the course's file tree."""
+        return self.module.replace(".", "/") + ".py"
+
+
+@dataclass(frozen=True)
 class RunnerJob:
     problem: str
     entry_points: list[str]
@@ -27,6 +52,9 @@ class RunnerJob:
     case_names: list[str]
     solutions: list[SolutionSource]
     forbidden: list[str] = field(default_factory=list)
+    parts: list[PartSource] = field(default_factory=list)
+    # Package files the cases read (judge.casekit.data_path): relative path -> base64 bytes.
+    data: dict[str, str] = field(default_factory=dict)
     threads: int = 1
     protocol: int = PROTOCOL_VERSION
 
@@ -39,4 +67,5 @@ class RunnerJob:
         if raw.get("protocol") != PROTOCOL_VERSION:
             raise ValueError(f"runner speaks protocol {PROTOCOL_VERSION}, job has {raw.get('protocol')!r}")
         raw["solutions"] = [SolutionSource(**s) for s in raw["solutions"]]
+        raw["parts"] = [PartSource(**p) for p in raw.get("parts", [])]
         return cls(**raw)

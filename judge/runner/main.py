@@ -64,6 +64,7 @@ def prepare() -> None:
     import judge.protocol
     import judge.runner.guards
     import judge.runner.job
+    import judge.runner.parts
     import judge.runner.tracebacks  # imported now so that no job pays for it
 
     judge.runner.guards.index_torch()
@@ -120,27 +121,61 @@ def _run(out: BinaryIO) -> int:
     if unknown:
         raise ValueError(f"job names unknown cases: {unknown}")
 
+    from judge.casekit import use_data_dir
+    from judge.runner.parts import FINDER
+
+    data_dir = _write_data(job.data)
+    use_data_dir(data_dir)
     guards = Guards()
     guards.install(job.forbidden)
 
+    # Tracebacks show the learner's frames: their solution's and their own parts' (never a
+    # reference part's: that code is the author's).
+    own_parts = tuple(p.filename for p in job.parts if p.origin != "reference")
     for index, solution in enumerate(job.solutions):
-        impl = _load_solution(emit, index, solution, job.entry_points)
+        FINDER.install(job.parts)
+        files = (solution.filename, *own_parts)
+        impl = _load_solution(emit, index, solution, job.entry_points, files)
         if impl is None:
             continue
         for name in job.case_names:
             c = by_name[name]
-            head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, solution.filename)
+            head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
             head.update({"kind": "case", "solution": index, "case": name})
             emit(head, tensors)
     emit({"kind": "done"})
     out.flush()
+    if data_dir is not None:
+        import shutil
+
+        shutil.rmtree(data_dir, ignore_errors=True)
     return 0
 
 
+def _write_data(files: dict[str, str]) -> str | None:
+    """The package's data files, written under a fresh folder of the job's scratch space."""
+    if not files:
+        return None
+    import base64
+    import tempfile
+    from pathlib import Path, PurePosixPath
+
+    root = Path(tempfile.mkdtemp(prefix="judge-data-"))
+    for rel, encoded in files.items():
+        parts = PurePosixPath(rel).parts
+        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+            raise ValueError(f"job data path {rel!r} leaves the data folder")
+        target = root.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(base64.b64decode(encoded))
+    return str(root)
+
+
 def _load_solution(
-    emit: Callable[..., None], index: int, solution: Any, entry_points: list[str]
+    emit: Callable[..., None], index: int, solution: Any, entry_points: list[str], files: tuple[str, ...]
 ) -> types.SimpleNamespace | None:
     """Compile and import one solution; emit its load frame. None when it cannot be used."""
+    from judge.runner.parts import FINDER, MissingPartError
     from judge.runner.tracebacks import learner_traceback, register_source
 
     head: dict[str, Any] = {"kind": "load", "solution": index}
@@ -163,8 +198,13 @@ def _load_solution(
     sys.modules[module_name] = module
     try:
         exec(code, module.__dict__)
+    except MissingPartError as exc:
+        emit(
+            {**head, "status": "missing_part", "part": exc.problem, "module": exc.module, "message": str(exc)}
+        )
+        return None
     except BaseException as exc:
-        emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, solution.filename)})
+        emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, files)})
         return None
     missing = [n for n in entry_points if n not in module.__dict__]
     if missing:
@@ -187,12 +227,12 @@ def _load_solution(
             }
         )
         return None
-    emit({**head, "status": "ok"})
+    emit({**head, "status": "ok", "parts": list(FINDER.used)})
     return types.SimpleNamespace(**{n: module.__dict__[n] for n in entry_points})
 
 
 def _run_case(
-    fn: Callable[..., Any], seed: int, impl: Any, rng_cls: Any, guards: Any, learner_file: str
+    fn: Callable[..., Any], seed: int, impl: Any, rng_cls: Any, guards: Any, learner_files: tuple[str, ...]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
 
@@ -218,7 +258,7 @@ def _run_case(
         head = {"status": "error", "message": str(exc)}
         value = None
     except BaseException as exc:
-        head = {"status": _failure_status(exc), "message": learner_traceback(exc, learner_file)}
+        head = {"status": _failure_status(exc), "message": learner_traceback(exc, learner_files)}
         value = None
     else:
         head = {"status": "ok"}

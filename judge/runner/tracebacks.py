@@ -20,9 +20,11 @@ def exception_line(exc: BaseException) -> str:
     return text[:MAX_CHARS]
 
 
-def learner_traceback(exc: BaseException, learner_file: str) -> str:
-    """The exception with only the frames in `learner_file`; says so when there are none."""
-    frames = [f for f in traceback.extract_tb(_tb(exc)) if f.filename == learner_file][-MAX_FRAMES:]
+def learner_traceback(exc: BaseException, learner_files: str | tuple[str, ...]) -> str:
+    """The exception with only the frames in the learner's files (their solution, and their
+    own parts such as qwen/norm.py); says so when there are none."""
+    files = (learner_files,) if isinstance(learner_files, str) else learner_files
+    frames = [f for f in traceback.extract_tb(_tb(exc)) if f.filename in files][-MAX_FRAMES:]
     lines = []
     if frames:
         lines.append("Traceback (只显示你的代码 your code only):\n")
