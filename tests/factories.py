@@ -97,9 +97,10 @@ def local_backend() -> LocalBackend:
 
 
 def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: Which = "all") -> Report:
+    """Judged on the local backend, with the parts' references as its parts (as `judge run`)."""
     if isinstance(problem, Path):
         problem = Problem(problem)
-    return judge_source(problem, source, local_backend(), store, which)
+    return judge_source(problem, source, local_backend(), store, which, parts=problem.reference_parts())
 
 
 _shared: list[Backend] = []
@@ -130,8 +131,9 @@ def close_shared_backend() -> None:
 
 
 def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: Which = "all") -> Report:
-    """A shipped problem judged as on the server (see shared_backend)."""
-    return judge_source(problem, source, shared_backend(), store, which)
+    """A shipped problem judged as on the server (see shared_backend), with the parts'
+    references as its parts."""
+    return judge_source(problem, source, shared_backend(), store, which, parts=problem.reference_parts())
 
 
 def source_module(name: str, source: str) -> types.ModuleType:

@@ -23,6 +23,7 @@ from tests.paths import REPO_ROOT
 
 PROBLEMS = REPO_ROOT / "problems"
 KIT_PROBLEMS = ("204", "207")
+MODULES = {"204": "norm", "207": "loss"}
 COMPARED = (
     "name",
     "public",
@@ -96,7 +97,6 @@ def test_kit_holds_no_reference_and_no_hidden_case(kit: Path) -> None:
             "expected.json",
             "expected.safetensors",
             "problem.json",
-            "solution.py",
             "starter.py",
             "statement.en.md",
             "statement.zh.md",
@@ -104,7 +104,11 @@ def test_kit_holds_no_reference_and_no_hidden_case(kit: Path) -> None:
         everything = kit_text(kit)
         hidden = [c.name for c in problem.cases if not c.public]
         assert hidden and not [name for name in hidden if name in everything], "a hidden case is in the kit"
-        assert (folder / "solution.py").read_text() == problem.starter.source()
+        # The learner writes in the problem's module of the course package, which starts as the starter.
+        assert problem.spec.module is not None
+        mine = kit.joinpath(*problem.spec.module.split(".")).with_suffix(".py")
+        assert mine.read_text() == problem.starter.source()
+        assert (kit / "qwen" / "__init__.py").is_file()
         # No line of the reference or of a wrong solution's code (their hints are meant to be there).
         for secret in [problem.reference, *problem.solutions("wrong"), *problem.solutions("accepted")]:
             lines = [
@@ -175,7 +179,7 @@ def test_local_verdicts_equal_the_server_judge(
     # the problem tests' sandbox, rather than a new process and pool per solution).
     report = judge_problem(Problem(package), source, store, "public")
     theirs = report.to_dict("zh")
-    (kit / package.name / "solution.py").write_text(source)
+    (kit / "qwen" / f"{MODULES[problem_id]}.py").write_text(source)
     local = run([torch_only, str(kit / "judge.py"), problem_id, "--json"])
     assert local.returncode == (0 if theirs["verdict"] == "AC" else 1), local.stderr
     ours = json.loads(local.stdout)
@@ -192,7 +196,7 @@ def test_local_verdicts_equal_the_server_judge(
 @pytest.mark.slow
 def test_listing_and_table_in_the_torch_only_venv(kit: Path, torch_only: str) -> None:
     shutil.copyfile(
-        PROBLEMS / "204-rmsnorm/solutions/wrong/weight_not_plus_one.py", kit / "204-rmsnorm/solution.py"
+        PROBLEMS / "204-rmsnorm/solutions/wrong/weight_not_plus_one.py", kit / "qwen" / "norm.py"
     )
     judged = run([torch_only, str(kit / "judge.py"), "204"])
     assert judged.returncode == 1
@@ -226,3 +230,36 @@ def test_kit_code_is_python_3_10(kit: Path) -> None:
     listed = run([python, str(kit / "judge.py")])
     assert listed.returncode == 0, listed.stderr
     assert "204" in listed.stdout
+
+
+def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(tmp_path: Path) -> None:
+    from judge.kit import build_kit
+    from tests.factories import local_backend
+    from tests.judge.test_parts import USES_PART, course
+
+    part, user = course(tmp_path / "problems")
+    out = tmp_path / "out"
+    # A kit made before the course package: the learner's code sat in the folder's solution.py.
+    (out / "practice" / part.root.name).mkdir(parents=True)
+    (out / "practice" / part.root.name / "solution.py").write_text("def f(x):\n    return x * 3\n")
+    store = ExpectedStore(tmp_path / "cache")
+    practice = build_kit(out, [part, user], store, local_backend(), "http://127.0.0.1:9")
+    assert (practice / "course" / "__init__.py").is_file()
+    assert (practice / "course" / "double.py").read_text() == "def f(x):\n    return x * 3\n"
+    assert not (practice / part.root.name / "solution.py").exists()
+
+    (practice / "course" / "plus_one.py").write_text(USES_PART)
+    judged = run([sys.executable, str(practice / "judge.py"), "902", "--json", "--lang", "en"])
+    report = json.loads(judged.stdout)
+    assert report["verdict"] == "WA", report  # their own (wrong) double is the part
+    assert report["parts"] == [{"problem": "901", "module": "course.double", "origin": "learner", "used": True}]
+
+    (practice / "course" / "double.py").write_text(part.starter.source())  # not written yet
+    missing = json.loads(run([sys.executable, str(practice / "judge.py"), "902", "--json", "--lang", "en"]).stdout)
+    assert missing["verdict"] == "CE" and "problem 901" in missing["cases"][0]["message"]
+
+    (practice / "course" / "double.py").write_text("def f(x):\n    return x + x\n")
+    solved = run([sys.executable, str(practice / "judge.py"), "902"])
+    assert solved.returncode == 0, solved.stdout + solved.stderr
+    listed = run([sys.executable, str(practice / "judge.py")]).stdout
+    assert "course/double.py" in listed and "course/plus_one.py" in listed
