@@ -195,9 +195,7 @@ def test_local_verdicts_equal_the_server_judge(
 
 @pytest.mark.slow
 def test_listing_and_table_in_the_torch_only_venv(kit: Path, torch_only: str) -> None:
-    shutil.copyfile(
-        PROBLEMS / "204-rmsnorm/solutions/wrong/weight_not_plus_one.py", kit / "qwen" / "norm.py"
-    )
+    shutil.copyfile(PROBLEMS / "204-rmsnorm/solutions/wrong/weight_not_plus_one.py", kit / "qwen" / "norm.py")
     judged = run([torch_only, str(kit / "judge.py"), "204"])
     assert judged.returncode == 1
     assert "提示：" in judged.stdout and "(1 + weight)" in judged.stdout
@@ -235,7 +233,7 @@ def test_kit_code_is_python_3_10(kit: Path) -> None:
 def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(tmp_path: Path) -> None:
     from judge.kit import build_kit
     from tests.factories import local_backend
-    from tests.judge.test_parts import USES_PART, course
+    from tests.judge.test_parts import MY_DOUBLE, USES_PART, course
 
     part, user = course(tmp_path / "problems")
     out = tmp_path / "out"
@@ -252,11 +250,11 @@ def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(
     judged = run([sys.executable, str(practice / "judge.py"), "902", "--json", "--lang", "en"])
     report = json.loads(judged.stdout)
     assert report["verdict"] == "WA", report  # their own (wrong) double is the part
-    assert report["parts"] == [{"problem": "901", "module": "course.double", "origin": "learner", "used": True}]
+    assert report["parts"] == [MY_DOUBLE]
 
     (practice / "course" / "double.py").write_text(part.starter.source())  # not written yet
-    missing = json.loads(run([sys.executable, str(practice / "judge.py"), "902", "--json", "--lang", "en"]).stdout)
-    assert missing["verdict"] == "CE" and "problem 901" in missing["cases"][0]["message"]
+    missing = json.loads(run([sys.executable, str(practice / "judge.py"), "902", "--json"]).stdout)
+    assert missing["verdict"] == "CE" and "第 901 题的零件 course.double" in missing["cases"][0]["message"]
 
     (practice / "course" / "double.py").write_text("def f(x):\n    return x + x\n")
     solved = run([sys.executable, str(practice / "judge.py"), "902"])
