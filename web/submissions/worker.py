@@ -30,6 +30,7 @@ from web.metrics import Metrics
 from web.problems.models import ProblemVersion
 from web.submissions import queue
 from web.submissions.models import Mode
+from web.submissions.parts import learner_parts
 from web.submissions.queue import Claim
 from web.submissions.waiting import CompletionBoard
 
@@ -153,9 +154,12 @@ class Worker:
                     ProblemVersion.content_hash == problem.content_hash,
                 )
             )
+            # The parts it may import are the learner's own accepted solutions, read when it is
+            # judged (a rejudge takes the parts they have then).
+            parts = learner_parts(session, claimed.user_id, problem)
         which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
         c = self.context
-        report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s)
+        report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s, parts)
         return report.to_dict(), version_id
 
 
