@@ -35,6 +35,17 @@ class CaseOut(BaseModel):
     error_map: dict[str, Any] | None = None
 
 
+class PartOut(BaseModel):
+    """A part the judgement offered the code (another problem's solution, as a module of the
+    course package): whose code it was (learner, reference, file or missing) and whether the
+    code imported it."""
+
+    problem: str
+    module: str
+    origin: str
+    used: bool
+
+
 class SubmissionSummary(BaseModel):
     id: int
     problem_id: str
@@ -55,6 +66,7 @@ class SubmissionDetail(SubmissionSummary):
     cases: list[CaseOut]
     log: str | None
     warnings: list[str]
+    parts: list[PartOut] = []
 
 
 def summary(sub: Submission) -> SubmissionSummary:
@@ -123,4 +135,5 @@ def detail(
         cases=visible_cases(report, full, lang),
         log=log,
         warnings=list(report.get("warnings", [])),
+        parts=[PartOut(**p) for p in report.get("parts", []) if isinstance(p, dict)],
     )
