@@ -19,6 +19,7 @@ from judge.grading import judge_source
 from judge.package import PackageError, Problem
 from judge.runner.job import PartSource
 from judge.verdicts import Verdict
+from sandbox.backend import Backend
 from tests.factories import judge, local_backend, make_package
 from tests.paths import REPO_ROOT
 
@@ -189,3 +190,25 @@ def test_cli_part_replaces_one_reference(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--part takes ID=FILE" in bad.stderr
     unknown = cli(*common, "--part", f"204={mine}")
     assert unknown.returncode == 2 and "has no part '204' (its parts: 901 (course.double))" in unknown.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_parts_and_data_travel_inside_the_sandboxed_job(tmp_path: Path, docker_backend: Backend) -> None:
+    """In the Docker sandbox, as the site judges: the learner's part and the package's data are
+    in the job (the container has neither the problems folder nor the network)."""
+    _, user = course(tmp_path)
+    mine = PartSource("901", "course.double", "def f(x):\n    return x + x\n", "learner")
+    store = ExpectedStore(tmp_path / "cache")
+    report = judge_source(user, USES_PART, docker_backend, store, parts=[mine])
+    assert report.verdict == Verdict.AC and report.backend == "docker", report.to_dict("en")
+    missing = judge_source(
+        user, USES_PART, docker_backend, store, parts=[PartSource("901", "course.double", None)]
+    )
+    assert missing.verdict == Verdict.CE
+
+    pkg = make_package(tmp_path / "data", cases=DATA_CASES, extra_toml='data = ["tables"]')
+    (pkg / "tables").mkdir()
+    (pkg / "tables" / "scale.txt").write_text("3.5\n")
+    judged = judge_source(Problem(pkg), "def f(x):\n    return x * 2\n", docker_backend, store)
+    assert judged.verdict == Verdict.AC, judged.to_dict("en")
