@@ -209,7 +209,9 @@ def build_kit(
         shutil.copyfile(CODE_ROOT / rel, target)
     shutil.copyfile(CODE_ROOT / "judge" / "practice.py", root / "judge.py")
     listed = []
-    ordered = sorted(problems, key=lambda p: p.id)
+    # A problem's parts come with it: the kit judges it with the learner's own files for them.
+    chosen = {p.id: p for problem in problems for p in (problem, *problem.part_problems)}
+    ordered = sorted(chosen.values(), key=lambda p: p.id)
     for index, problem in enumerate(ordered, 1):
         folder = root / problem.root.name
         if progress is not None:

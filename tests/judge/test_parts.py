@@ -54,47 +54,57 @@ def course(root: Path, user_extra: str = 'parts = ["901"]') -> tuple[Problem, Pr
     return Problem(part), Problem(user)
 
 
-def judged(user: Problem, source: str, parts: list[PartSource], tmp_path: Path) -> dict:
-    report = judge_source(user, source, local_backend(), ExpectedStore(tmp_path / "cache"), parts=parts)
-    return report.to_dict("en")
+Shared = tuple[Problem, ExpectedStore]
 
 
-def test_a_solution_imports_its_part_and_the_report_says_whose_it_was(tmp_path: Path) -> None:
-    _, user = course(tmp_path)
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Problem, ExpectedStore]:
+    """One course and one store for the judging tests: the trusted run happens once."""
+    root = tmp_path_factory.mktemp("course")
+    _, user = course(root)
+    return user, ExpectedStore(root / "cache")
+
+
+def judged(shared: Shared, source: str, parts: list[PartSource]) -> dict:
+    user, store = shared
+    return judge_source(user, source, local_backend(), store, parts=parts).to_dict("en")
+
+
+def test_a_solution_imports_its_part_and_the_report_says_whose_it_was(
+    shared: tuple[Problem, ExpectedStore],
+) -> None:
     mine = PartSource("901", "course.double", "def f(x):\n    return x + x\n", "learner")
-    report = judged(user, USES_PART, [mine], tmp_path)
+    report = judged(shared, USES_PART, [mine])
     assert report["verdict"] == "AC", report
     assert report["parts"] == [MY_DOUBLE]
 
 
-def test_a_wrong_part_makes_the_solution_wrong(tmp_path: Path) -> None:
-    _, user = course(tmp_path)
+def test_a_wrong_part_makes_the_solution_wrong(shared: Shared) -> None:
     wrong = PartSource("901", "course.double", "def f(x):\n    return x * 3\n", "learner")
-    assert judged(user, USES_PART, [wrong], tmp_path)["verdict"] == "WA"
+    assert judged(shared, USES_PART, [wrong])["verdict"] == "WA"
 
 
-def test_a_missing_part_is_named_with_a_link(tmp_path: Path) -> None:
-    _, user = course(tmp_path)
-    report = judged(user, USES_PART, [PartSource("901", "course.double", None, "missing")], tmp_path)
+def test_a_missing_part_is_named_with_a_link(shared: Shared) -> None:
+    report = judged(shared, USES_PART, [PartSource("901", "course.double", None, "missing")])
     assert report["verdict"] == "CE"
     message = report["cases"][0]["message"]
     assert "course.double" in message and "problem 901" in message and "/problems/901" in message
     assert report["parts"][0]["origin"] == "missing" and not report["parts"][0]["used"]
 
 
-def test_a_solution_that_writes_the_part_itself_needs_none(tmp_path: Path) -> None:
-    _, user = course(tmp_path)
-    report = judged(user, INLINE, [PartSource("901", "course.double", None, "missing")], tmp_path)
+def test_a_solution_that_writes_the_part_itself_needs_none(shared: Shared) -> None:
+    report = judged(shared, INLINE, [PartSource("901", "course.double", None, "missing")])
     assert report["verdict"] == "AC" and report["parts"][0]["used"] is False
 
 
-def test_tracebacks_show_the_learners_part_but_never_a_reference_part(tmp_path: Path) -> None:
-    _, user = course(tmp_path)
+def test_tracebacks_show_the_learners_part_but_never_a_reference_part(
+    shared: tuple[Problem, ExpectedStore],
+) -> None:
     broken = "def f(x):\n    return x.no_such_method()\n"
-    mine = judged(user, USES_PART, [PartSource("901", "course.double", broken, "learner")], tmp_path)
+    mine = judged(shared, USES_PART, [PartSource("901", "course.double", broken, "learner")])
     message = mine["cases"][0]["message"]
     assert mine["verdict"] == "RE" and 'File "course/double.py", line 2' in message, message
-    theirs = judged(user, USES_PART, [PartSource("901", "course.double", broken, "reference")], tmp_path)
+    theirs = judged(shared, USES_PART, [PartSource("901", "course.double", broken, "reference")])
     assert "course/double.py" not in theirs["cases"][0]["message"]
 
 
