@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -16,8 +17,39 @@ from web.platform import Platform
 from web.problems import service as problems
 from web.problems.service import PROGRESS_STATES
 from web.scores import service as scores
+from web.submissions.parts import PartStatus, part_statuses
 
 router = APIRouter(include_in_schema=False)
+
+# The course's capstone (module qwen.model): the whole model, built from every other part. The
+# problem list counts the learner's progress toward it, and its page calls its parts "your model".
+MODEL_PROBLEM = "217"
+
+
+@dataclass(frozen=True)
+class ModelProgress:
+    """How many of the capstone's parts the learner has solved."""
+
+    problem: str
+    solved: int
+    total: int
+
+
+def model_progress(platform: Platform, db: Session, user_id: int, listed: set[str]) -> ModelProgress | None:
+    """None when the capstone is not offered (or has no parts)."""
+    capstone = platform.problems.get(MODEL_PROBLEM)
+    if capstone is None or MODEL_PROBLEM not in listed or not capstone.part_problems:
+        return None
+    statuses = part_statuses(db, user_id, capstone)
+    return ModelProgress(MODEL_PROBLEM, sum(s.solved for s in statuses), len(statuses))
+
+
+def page_parts(platform: Platform, db: Session, user_id: int | None, problem_id: str) -> list[PartStatus]:
+    """The parts a problem's solutions may import, with the reader's own state of each."""
+    problem = platform.problems.get(problem_id)
+    if problem is None or not problem.part_problems:
+        return []
+    return part_statuses(db, user_id, problem)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -25,6 +57,7 @@ router = APIRouter(include_in_schema=False)
 def problem_list(
     request: Request,
     principal: PageUserDep,
+    platform: PlatformDep,
     db: DbDep,
     chapter: Annotated[DbText | None, Query(max_length=64)] = None,
     status: Annotated[DbText | None, Query(max_length=16)] = None,
@@ -53,6 +86,7 @@ def problem_list(
         status=status if status in PROGRESS_STATES else "",
         statuses=PROGRESS_STATES,
         progress=progress,
+        model=model_progress(platform, db, user.id, {p.id for p in listed}) if user else None,
     )
 
 
@@ -91,6 +125,8 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         problem=problem,
         statement_html=statement_html,
         statement_fallback=lang == "en" and source is None,
+        parts=page_parts(platform, db, user.id if user else None, problem.id),
+        model_problem=MODEL_PROBLEM,
         page_data=data,
     )
 

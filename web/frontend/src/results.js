@@ -32,13 +32,17 @@ function ms(value) {
 }
 
 // The line of the learner's code an error points at: a syntax error's "line N", or the
-// innermost frame of a traceback (which the judge has cut to the learner's own frames).
+// innermost frame of a traceback (which the judge has cut to the learner's own frames). A frame
+// in one of their parts (File "qwen/norm.py") is another file, not a line of this editor.
 export function errorLine(sub) {
   if (!sub || !["CE", "RE"].includes(sub.verdict)) return null;
   for (const c of sub.cases || []) {
     if (!c.message || !["CE", "RE"].includes(c.verdict)) continue;
-    const frames = [...c.message.matchAll(/File "[^"]*", line (\d+)/g)];
-    if (frames.length) return Number(frames[frames.length - 1][1]);
+    const frames = [...c.message.matchAll(/File "([^"]*)", line (\d+)/g)];
+    if (frames.length) {
+      const last = frames[frames.length - 1];
+      return last[1].includes("/") ? null : Number(last[2]);
+    }
     const plain = c.message.match(/\bline (\d+)/);
     if (plain) return Number(plain[1]);
   }
@@ -85,7 +89,7 @@ function errorMap(m) {
 function caseDetail(c) {
   const parts = [];
   if (c.description) parts.push(markdownLine(c.description, "p", "case-description"));
-  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, c.message));
+  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, withProblemLinks(c.message)));
   const said = (c.diagnoses || []).filter((d) => d.message);
   if (said.length) {
     parts.push(h("ul", { class: "diagnoses", "data-testid": "case-diagnoses" },
@@ -102,6 +106,34 @@ function caseDetail(c) {
     );
   }
   return parts;
+}
+
+// A judge message names a problem to solve first as its path, "/problems/204": that path as a
+// link, the rest as text.
+export function withProblemLinks(text) {
+  return String(text).split(/(\/problems\/\d+)/).filter(Boolean).map((piece) =>
+    /^\/problems\/\d+$/.test(piece) ? h("a", { href: piece, "data-testid": "problem-link" }, piece) : piece);
+}
+
+// Whose code each part was: the learner's accepted submission, the reference (the author's
+// tools), a local file (the practice kit) or missing (not solved yet).
+function partOrigin(part) {
+  if (part.origin === "missing") return t("missing: solve problem {id} first", { id: part.problem });
+  if (!part.used) return t("not imported: your code did without it");
+  return { learner: t("yours"), reference: t("the reference solution"), file: t("your local file") }[part.origin]
+    || part.origin;
+}
+
+// The parts this judgement offered the code (another problem's solution each, as a module of the
+// course package), and whose they were.
+function partsUsed(parts) {
+  return h("section", { class: "parts-used", "data-testid": "parts-used", "aria-label": t("Parts") },
+    h("h3", {}, t("Parts")),
+    h("ul", { class: "parts" }, parts.map((part) =>
+      h("li", { "data-part": part.problem, "data-origin": part.origin, "data-used": String(part.used) },
+        h("code", { class: "module" }, `${part.module.split(".").join("/")}.py`), " ",
+        h("a", { href: `/problems/${part.problem}` }, t("problem {id}", { id: part.problem })), " ",
+        h("span", { class: `part-origin origin-${part.used ? part.origin : "unused"}` }, partOrigin(part))))));
 }
 
 export function renderResults(container, sub, { onGoToLine } = {}) {
@@ -128,6 +160,7 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
     );
   }
   for (const warning of sub.warnings || []) container.append(h("p", { class: "banner warning" }, warning));
+  if ((sub.parts || []).length) container.append(partsUsed(sub.parts));
 
   const rows = [];
   for (const c of sub.cases || []) {
