@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,15 +46,14 @@ def _require(what: str, reason: str) -> None:
     pytest.skip(f"{what}: {reason}")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+@contextmanager
+def serving_site(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Site]:
+    """A `judge serve` with these settings for the browser, or a skip when there is none."""
     if not Path(CHROMIUM).exists():
         _require("no Chromium", f"{CHROMIUM} is missing (apt-get install chromium)")
     if not (REPO_ROOT / "web" / "static" / "dist" / "app.js").exists():
         _require("the front end is not built", "run `make frontend`")
     tmp = tmp_path_factory.mktemp("browser")
-    # Low enough for test_rate_limit_says_so to reach; each other test uses a new learner.
-    settings = {"JUDGE_WORKERS": "2", "JUDGE_SUBMITS_PER_USER": str(SUBMITS_PER_USER)}
     with running_server(tmp, **settings) as (url, env):
         shots = Path(os.environ.get("JUDGE_SCREENSHOT_DIR") or tmp / "shots")
         shots.mkdir(parents=True, exist_ok=True)
@@ -61,23 +61,44 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    # Low enough for test_rate_limit_says_so to reach; each other test uses a new learner.
+    with serving_site(tmp_path_factory, JUDGE_WORKERS="2", JUDGE_SUBMITS_PER_USER=str(SUBMITS_PER_USER)) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
 def browser(site: Site) -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture
 def page(browser: Browser, site: Site) -> Iterator[Page]:
+    with checked_page(browser, site) as page:
+        yield page
+
+
+@contextmanager
+def checked_page(browser: Browser, site: Site) -> Iterator[Page]:
     """A fresh browser profile (no cookies, no storage) that fails on any script error."""
     context = browser.new_context(base_url=site.url, viewport={"width": 1366, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield page
-    context.close()
+    try:
+        yield page
+    finally:
+        context.close()
     expected = EXPECTED_ERRORS.pop(id(page), ())
     unexpected = [e for e in errors if not any(x in e for x in expected)]
     assert not unexpected, f"the page logged errors: {unexpected}"
