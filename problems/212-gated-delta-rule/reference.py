@@ -29,5 +29,7 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
         state = state + k_t[..., None] * correction[..., None, :]
         # 4. read with the query from the updated memory: o_t = S^T q_t
         outputs.append((state * q[:, :, t, :, None]).sum(dim=-2))
-    o = torch.stack(outputs, dim=2)  # (B, H, T, d_v)
+    # An empty sequence (seq = 0) reads nothing: an empty output, and the state as it came in.
+    # torch.stack refuses an empty list, so that output is built by hand.
+    o = torch.stack(outputs, dim=2) if outputs else v.new_zeros(batch, heads, 0, d_v)  # (B, H, T, d_v)
     return o.to(out_dtype), state

@@ -15,6 +15,8 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
     形状 (batch, heads, d_k, d_v)。
     Returns (o, final_state): o of shape (batch, heads, seq, d_v) in v's dtype; final_state in fp32,
     shape (batch, heads, d_k, d_v).
+    seq 可以为 0：o 为空，final_state 是 fp32 的 initial_state（None 时为全零）。
+    seq may be 0: o is empty and final_state is initial_state in fp32 (zeros when None).
     """
     # TODO: 在 fp32 中计算；q、k 沿 d_k 做 L2 归一化：x / sqrt(sum(x^2) + 1e-6)，q 再乘 1/sqrt(d_k)
     # TODO: compute in fp32; L2-normalise q and k over d_k: x / sqrt(sum(x^2) + 1e-6); scale q by 1/sqrt(d_k)

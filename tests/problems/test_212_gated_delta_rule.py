@@ -1,5 +1,5 @@
-"""Problem 212 through the real judge: bf16 maths, in-place state edits, a misplaced eps and a
-missing fp32 cast are caught where they should be."""
+"""Problem 212 through the real judge: bf16 maths, in-place state edits, a misplaced eps, a
+missing fp32 cast and an empty sequence are caught where they should be."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_bf16_recurrence_is_caught_only_by_the_dtype_cases(store: ExpectedStore)
     wrong = _wrong("math_in_bf16")
     report = judge_problem(PROBLEM, wrong.source(), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
-    assert [c.name for c in failing] == ["bf16", "any_input_dtype"]
+    # The empty sequence's bf16 initial state comes back in bf16 too.
+    assert [c.name for c in failing] == ["bf16", "any_input_dtype", "empty_sequence"]
     assert all("final_state" in c.message and c.hint == wrong.hint() for c in failing)
 
 
@@ -43,9 +44,11 @@ def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
 def test_an_input_left_in_its_own_dtype_is_caught(store: ExpectedStore, mutant_id: str) -> None:
     report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
-    assert [c.name for c in failing] == ["any_input_dtype"]
+    # An initial state left in its dtype also comes back in bf16 from an empty sequence.
+    also = ["empty_sequence"] if mutant_id == "19:78:drop-cast" else []
+    assert [c.name for c in failing] == ["any_input_dtype", *also]
     # fp64 inputs would carry the state into fp64; final_state must stay fp32.
-    assert "final_state" in failing[0].message and "dtype" in failing[0].message
+    assert all("final_state" in c.message and "dtype" in c.message for c in failing)
 
 
 def test_in_place_initial_state_is_caught_and_explained(store: ExpectedStore) -> None:
@@ -64,3 +67,21 @@ def test_starter_scores_zero(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message
+
+
+def test_an_empty_sequence_returns_an_empty_output_and_the_state(store: ExpectedStore) -> None:
+    # The reference before the fix: torch.stack of the empty list of outputs raises.
+    fixed = "torch.stack(outputs, dim=2) if outputs else v.new_zeros(batch, heads, 0, d_v)"
+    source = PROBLEM.reference.source()
+    assert fixed in source
+    report = judge_problem(PROBLEM, source.replace(fixed, "torch.stack(outputs, dim=2)"), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [(c.name, c.verdict) for c in failing] == [("empty_sequence", Verdict.RE)]
+    assert "stack expects a non-empty TensorList" in failing[0].message
+
+    # Handing initial_state back as it came: None without one, bf16 from a bf16 one.
+    wrong = _wrong("empty_returns_initial_state")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["empty_sequence"]
+    assert failing[0].hint == wrong.hint()

@@ -17,6 +17,9 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
     Dv = v.shape[-1]
     C = CHUNK
     out_dtype = v.dtype
+    if T == 0:  # nothing to chunk (reshape cannot infer a chunk count from an empty tensor)
+        S = torch.zeros(B, H, Dk, Dv) if initial_state is None else initial_state.float()
+        return v.new_zeros(B, H, 0, Dv), S
     q = _l2(q.float()) * Dk**-0.5
     k = _l2(k.float())
     v, g, beta = v.float(), g.float(), beta.float()

@@ -18,4 +18,5 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
         delta = beta[:, :, t].double()[:, :, None, None] * (v64[:, :, t, None, :] - kt.transpose(-1, -2) @ S)
         S = S + kt @ delta
         ys.append((q64[:, :, t, None, :] @ S)[:, :, 0])
-    return torch.stack(ys, 2).to(v.dtype), S.float()
+    o = torch.stack(ys, 2) if ys else v64.new_zeros(B, H, 0, v.shape[-1])
+    return o.to(v.dtype), S.float()

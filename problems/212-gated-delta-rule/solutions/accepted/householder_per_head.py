@@ -24,7 +24,7 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
                 vt = v[b, h, t].float().unsqueeze(0)  # (1, Dv)
                 S = torch.exp(g[b, h, t].float()) * (S - bt * kt @ (kt.T @ S)) + bt * kt @ vt
                 rows.append(S.T @ qn[b, h, t])
-            outs.append(torch.stack(rows))
+            outs.append(torch.stack(rows) if rows else qn.new_zeros(0, Dv))
             states.append(S)
     o = torch.stack(outs).reshape(B, H, T, Dv)
     return o.to(v.dtype), torch.stack(states).reshape(B, H, Dk, Dv)

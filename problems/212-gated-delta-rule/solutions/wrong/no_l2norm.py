@@ -27,4 +27,5 @@ def gated_delta_rule(q, k, v, g, beta, initial_state=None):
         delta = beta[:, :, t, None] * (v[:, :, t] - recalled)
         S = S + k_t[..., :, None] * delta[..., None, :]
         outs.append(torch.einsum("bhkv,bhk->bhv", S, q[:, :, t]))
-    return torch.stack(outs, dim=2).to(out_dtype), S
+    o = torch.stack(outs, dim=2) if outs else v.new_zeros(B, H, 0, dv)
+    return o.to(out_dtype), S
