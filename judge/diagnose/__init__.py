@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from judge.casekit import Case
-from judge.diagnose import masked, names, nonfinite, precision, refusals, scale, shapes, shift
+from judge.diagnose import masked, names, nonfinite, precision, refusals, scale, shapes, shift, stages
 from judge.diagnose.probe import Diagnosis, Probe
 from judge.texts import Text
 
@@ -66,6 +66,7 @@ def diagnose_case(case: Case, expected: Any, got: Any) -> list[Diagnosis]:
     found: list[Diagnosis] = []
     found.extend(_tree_level(case, want, have, failing))
     found.extend(names.diagnose(expected, got))
+    found.extend(stages.diagnose(case, expected, got))
     for path in failing:
         e, g = want[path], have[path]
         found.extend(refusals.diagnose(path, e, g))

@@ -41,6 +41,13 @@ KINDS: dict[str, Text] = {
     "renamed": Text("参数名不对", "a parameter named differently"),
     "zeros": Text("全是 0", "all zeros"),
     "equals_other": Text("与另一个结果相同", "equal to another result"),
+    "first_stage": Text("找到了第一个出错的环节", "the first stage that differs is named"),
+    "cache_carry": Text(
+        "完整前向对，接着缓存算的调用不对", "the full pass is right, a call continuing from the cache is not"
+    ),
+    "layer_schedule": Text(
+        "层的类型与配置的排布不符", "a layer's type does not follow the config's schedule"
+    ),
 }
 
 

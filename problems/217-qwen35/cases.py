@@ -1,0 +1,270 @@
+"""Cases for problem 217. Each returns observations; the judge compares them with the reference's.
+
+Every case loads the package's checkpoint (checkpoint/, made by make_checkpoint.py: 8 layers,
+full attention at layers 3 and 7, hidden 64, head_dim 32 with a quarter rotary, 256 tokens, a
+tied head, bf16 weights) with the learner's `load_model`, and runs it under torch.no_grad().
+
+Where the model first diverges. `where_it_diverges` runs one forward with forward hooks on the
+modules transformers names (the checkpoint's names fix them): per layer input_layernorm, the
+mixer's first projection (linear_attn.in_proj_qkv / self_attn.q_proj), the input of its output
+projection (out_proj / o_proj: everything the mixer computes in between), the mixer's output,
+post_attention_layernorm and mlp, then the layer's output and the final norm from
+hidden_states=True, then the logits. The decoding cases hook every layer's mixer at every call.
+They observe these under `stages`, in the order the model computes them, and the diagnoser
+judge/diagnose/stages.py names the first stage that differs ("layer 3, full attention: before
+o_proj"), which is where the mistake is. A mixer's conv1d module is not hooked: its weight is
+only a parameter (transformers, and problem 218, run the convolution as a function of it).
+
+Tolerances, measured on torch 2.13 CPU (one thread), transformers 5.23:
+- fp32 logits (|logit| up to 17): transformers' Qwen3_5ForCausalLM (chunked delta rule, sdpa)
+  is within 2.0e-4 of the reference on prompts up to 30 tokens; the self-contained accepted
+  solution within 1.5e-4, and float64 within 2.2e-4. Hidden states and stages (of order 1-4):
+  within 1.1e-4. Hence FP32 = allclose(rtol=1e-3, atol=2e-3), ten times above the worst
+  correct deviation; every listed mistake is off by 0.1 or more where it shows.
+- bf16 (the model after .to(torch.bfloat16)): correct formulations differ from the reference
+  by up to 0.19 on logits of order 10 (transformers' own attention paths by up to 0.3); the
+  check only asks that the model runs in bf16 and stays near: allclose(rtol=0.05, atol=0.5).
+- Greedy tokens: exact. tests/problems/test_217_qwen35.py checks that at every generated
+  step of every case the reference's best logit leads the second by more than 0.01, fifty
+  times the worst fp32 deviation, so no correct model can pick another token.
+
+The two classic decoding mistakes leave a full forward exact: forgetting the conv state shows
+only once a call continues from the cache (decode_steps: a prefill, a chunk of 3 tokens, then
+single tokens), and positions that restart at each call show only in the full-attention
+layers, which is why the checkpoint has two of them and the cases use several prompts.
+"""
+
+import json
+
+import torch
+
+from judge.casekit import CaseSetupError, case, data_path
+from judge.checkers import allclose, exact
+
+FP32 = allclose(rtol=1e-3, atol=2e-3)
+BF16 = allclose(rtol=0.1, atol=2.0)
+TOKENS = exact()
+
+
+def _config():
+    return json.loads((data_path("checkpoint") / "config.json").read_text(encoding="utf-8"))
+
+
+def _model(impl, dtype=torch.float32):
+    model = impl.load_model(data_path("checkpoint"))
+    return model if dtype == torch.float32 else model.to(dtype)
+
+
+def _prompt(rng, batch, seq):
+    return rng.integers(0, _config()["vocab_size"], batch, seq)
+
+
+def _first(output):
+    """A module's result: the tensor itself, or the first item of a tuple (y, state)."""
+    return output[0] if isinstance(output, (tuple, list)) else output
+
+
+def _module(model, name):
+    """The submodule named as in the checkpoint (embed_tokens, layers.N...., norm), with or without
+    a `model.` level above it."""
+    for prefix in ("", "model."):
+        try:
+            return model.get_submodule(prefix + name)
+        except AttributeError:
+            continue
+    raise CaseSetupError(
+        f"你的模型没有名为 {name} 的子模块：子模块要和检查点里的名字一致 / "
+        f"your model has no submodule {name}: submodules are named as in the checkpoint"
+    )
+
+
+def _mixer(model, i):
+    layer = _module(model, f"layers.{i}")
+    return "linear_attn" if hasattr(layer, "linear_attn") else "self_attn"
+
+
+class _Hooks:
+    """Forward hooks that keep the first result of each named module (its input with `input=True`)."""
+
+    def __init__(self, model):
+        self.model, self.seen, self.handles = model, {}, []
+
+    def output(self, name, key):
+        def keep(module, args, out):
+            self.seen.setdefault(key, _first(out))
+
+        self.handles.append(_module(self.model, name).register_forward_hook(keep))
+
+    def input(self, name, key):
+        def keep(module, args):
+            self.seen.setdefault(key, args[0])
+
+        self.handles.append(_module(self.model, name).register_forward_pre_hook(keep))
+
+    def take(self, key, batch, seq):
+        if key not in self.seen:
+            module = key.split(" ")[-2] if key.endswith(")") else key
+            raise CaseSetupError(
+                f"{module} 没有被调用：评测用钩子读它的结果，请把它当作模块调用（self.xxx(h)）/ "
+                f"{module} was never called: the judge reads its result with a hook, so call it as a module (self.xxx(h))"
+            )
+        return self.seen.pop(key).reshape(batch, seq, -1)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def _inside(mixer):
+    """The mixer's first projection and its output projection, whose input is what lies between."""
+    return ("in_proj_qkv", "out_proj") if mixer == "linear_attn" else ("q_proj", "o_proj")
+
+
+def _hidden_stages(hidden):
+    names = ["embeddings"] + [f"layers.{j} (output)" for j in range(len(hidden) - 2)] + ["norm (output)"]
+    return dict(zip(names, hidden, strict=True))
+
+
+@case(points=12, public=True, checker=FP32)
+def logits_fp32(impl, rng):
+    """fp32：两条 10 个 token 的提示，`model(input_ids)` 的 logits /
+    fp32: the logits of `model(input_ids)` for two prompts of 10 tokens"""
+    model = _model(impl)
+    with torch.no_grad():
+        return {"logits": model(_prompt(rng, 2, 10))}
+
+
+@case(points=12, public=True, checker=FP32)
+def where_it_diverges(impl, rng):
+    """一次前向里每一层的每一步（norm、投影、mixer 的输出、MLP……），指出第一个出错的地方 /
+    every step of every layer in one forward (norms, projections, the mixer's output, the MLP...), naming the first that differs"""
+    model = _model(impl)
+    n_layers = _config()["num_hidden_layers"]
+    hooks = _Hooks(model)
+    for i in range(n_layers):
+        mixer = _mixer(model, i)
+        first, last = _inside(mixer)
+        p = f"layers.{i}."
+        hooks.output(p + "input_layernorm", p + "input_layernorm (output)")
+        hooks.output(p + f"{mixer}.{first}", p + f"{mixer}.{first} (output)")
+        hooks.input(p + f"{mixer}.{last}", p + f"{mixer}.{last} (input)")
+        hooks.output(p + mixer, p + f"{mixer} (output)")
+        hooks.output(p + "post_attention_layernorm", p + "post_attention_layernorm (output)")
+        hooks.output(p + "mlp", p + "mlp (output)")
+    ids = _prompt(rng, 1, 9)
+    try:
+        with torch.no_grad():
+            logits, hidden = model(ids, hidden_states=True)
+    finally:
+        hooks.remove()
+    after = _hidden_stages(list(hidden))
+    stages = {"embeddings": after.pop("embeddings")}
+    for i in range(n_layers):
+        mixer = _mixer(model, i)
+        first, last = _inside(mixer)
+        p = f"layers.{i}."
+        for key in (
+            p + "input_layernorm (output)",
+            p + f"{mixer}.{first} (output)",
+            p + f"{mixer}.{last} (input)",
+            p + f"{mixer} (output)",
+            p + "post_attention_layernorm (output)",
+            p + "mlp (output)",
+        ):
+            stages[key] = hooks.take(key, 1, 9)
+        if f"layers.{i} (output)" in after:
+            stages[f"layers.{i} (output)"] = after.pop(f"layers.{i} (output)")
+    stages.update(after)  # the final norm's output
+    stages["logits"] = logits
+    return {"stages": stages}
+
+
+@case(points=12, public=True, checker=TOKENS)
+def generate_greedy(impl, rng):
+    """fp32：两条 8 个 token 的提示，`generate` 贪心续写 4 个 token /
+    fp32: `generate` continues two prompts of 8 tokens greedily by 4 tokens"""
+    model = _model(impl)
+    with torch.no_grad():
+        return {"tokens": model.generate(_prompt(rng, 2, 8), 4)}
+
+
+@case(points=10, checker=FP32, checkers={"count": exact()})
+def hidden_states(impl, rng):
+    """`hidden_states=True`：层数 + 1 个张量（嵌入、除最后一层外每层的输出、最后的归一化输出）/
+    `hidden_states=True`: layers + 1 tensors (the embeddings, each layer's output but the last's, the final normed output)"""
+    model = _model(impl)
+    with torch.no_grad():
+        logits, hidden = model(_prompt(rng, 3, 7), hidden_states=True)
+    return {"count": len(hidden), "stages": _hidden_stages(list(hidden)), "logits": logits}
+
+
+@case(points=14, checker=FP32)
+def decode_steps(impl, rng):
+    """缓存解码：先处理 4 个 token，再接着处理 3 个，再一个一个地处理 2 个；每次调用的 logits 与每层 mixer 的输出 /
+    decoding through the cache: a prefill of 4 tokens, a chunk of 3, then 2 single tokens; each call's logits and every layer's mixer output"""
+    model = _model(impl)
+    n_layers = _config()["num_hidden_layers"]
+    ids = _prompt(rng, 2, 9)
+    cache = model.new_cache(2, 9)
+    stages = {}
+    for call, (start, end) in zip(
+        ["prefill", "a chunk of 3 tokens", "step 1", "step 2"],
+        [(0, 4), (4, 7), (7, 8), (8, 9)],
+        strict=True,
+    ):
+        hooks = _Hooks(model)
+        for i in range(n_layers):
+            mixer = _mixer(model, i)
+            hooks.output(f"layers.{i}.{mixer}", f"{call}: layers.{i}.{mixer} (output)")
+        try:
+            with torch.no_grad():
+                logits = model(ids[:, start:end], cache=cache)
+        finally:
+            hooks.remove()
+        for i in range(n_layers):
+            key = f"{call}: layers.{i}.{_mixer(model, i)} (output)"
+            stages[key] = hooks.take(key, 2, end - start)
+        stages[f"{call}: logits"] = logits
+    return {"stages": stages}
+
+
+@case(points=10, checker=TOKENS)
+def generate_several_prompts(impl, rng):
+    """fp32：一批 4 条 9 个 token 的提示，各续写 4 个 token /
+    fp32: a batch of 4 prompts of 9 tokens, each continued by 4 tokens"""
+    model = _model(impl)
+    with torch.no_grad():
+        return {"tokens": model.generate(_prompt(rng, 4, 9), 4)}
+
+
+@case(points=10, checker=TOKENS)
+def generate_one_token_prompts(impl, rng):
+    """提示只有 1 个 token（比卷积窗口还短），续写 4 个 token /
+    prompts of a single token (shorter than the conv window), continued by 4 tokens"""
+    model = _model(impl)
+    with torch.no_grad():
+        return {"tokens": model.generate(_prompt(rng, 2, 1), 4)}
+
+
+@case(points=10, checker=BF16)
+def logits_bf16(impl, rng):
+    """`model.to(torch.bfloat16)` 之后的 logits（fp32 输出），两条 8 个 token 的提示 /
+    the logits after `model.to(torch.bfloat16)` (an fp32 output), two prompts of 8 tokens"""
+    model = _model(impl, torch.bfloat16)
+    with torch.no_grad():
+        return {"logits": model(_prompt(rng, 2, 8))}
+
+
+@case(points=10, checker=BF16)
+def decode_bf16(impl, rng):
+    """bf16 模型的缓存解码，batch 1，`new_cache` 的 max_len 刚好够用：先处理 6 个 token，再一个一个地处理 2 个；每次调用的 logits /
+    decoding a bf16 model through the cache, batch 1, a `new_cache` max_len with no room to spare: a prefill of 6 tokens, then 2 single tokens; each call's logits"""
+    model = _model(impl, torch.bfloat16)
+    ids = _prompt(rng, 1, 8)
+    cache = model.new_cache(1, 8)
+    out = {}
+    with torch.no_grad():
+        out["prefill"] = model(ids[:, :6], cache=cache)
+        for t in range(6, 8):
+            out[f"step {t - 5}"] = model(ids[:, t : t + 1], cache=cache)
+    return out
