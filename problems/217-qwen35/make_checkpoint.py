@@ -143,11 +143,11 @@ def safetensors_bytes(tensors: dict[str, torch.Tensor]) -> bytes:
     return struct.pack("<Q", len(head)) + head + b"".join(blobs)
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
     gen = torch.Generator().manual_seed(SEED)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "config.json").write_text(json.dumps(CONFIG, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (OUT / "model.safetensors").write_bytes(safetensors_bytes(weights(CONFIG, gen)))
+    out.mkdir(exist_ok=True)
+    (out / "config.json").write_text(json.dumps(CONFIG, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "model.safetensors").write_bytes(safetensors_bytes(weights(CONFIG, gen)))
 
 
 if __name__ == "__main__":
