@@ -76,7 +76,9 @@ def test_the_script_writes_the_committed_checkpoint(tmp_path: Path) -> None:
 
 def test_transformers_loads_it_by_name() -> None:
     hf_logging.set_verbosity_error()
-    model, info = Qwen3_5ForCausalLM.from_pretrained(CHECKPOINT, dtype=torch.float32, output_loading_info=True)
+    model, info = Qwen3_5ForCausalLM.from_pretrained(
+        CHECKPOINT, dtype=torch.float32, output_loading_info=True
+    )
     assert {k: sorted(v) for k, v in info.items() if k != "error_msgs"} == {
         "missing_keys": [],
         "unexpected_keys": [],
@@ -161,7 +163,12 @@ def diagnosis(qwen: types.ModuleType, impl: types.ModuleType, case_name: str) ->
 @pytest.mark.parametrize(
     ("mistake", "case_name", "kind", "where"),
     [
-        ("norm_weight_not_plus_one", "where_it_diverges", "first_stage", "`layers.0.input_layernorm` (layer 0"),
+        (
+            "norm_weight_not_plus_one",
+            "where_it_diverges",
+            "first_stage",
+            "`layers.0.input_layernorm` (layer 0",
+        ),
         ("rope_whole_head", "where_it_diverges", "first_stage", "`layers.3.self_attn.o_proj` (layer 3, full"),
         ("untied_random_head", "where_it_diverges", "first_stage", "every hidden state is right"),
         ("no_final_norm", "where_it_diverges", "first_stage", "the final norm (model.norm)"),

@@ -22,7 +22,13 @@ def layer_stages(n: int, mixer: str) -> list[str]:
     ]
 
 
-NAMES = ["embeddings", *layer_stages(0, "linear_attn"), *layer_stages(1, "self_attn"), "norm (output)", "logits"]
+NAMES = [
+    "embeddings",
+    *layer_stages(0, "linear_attn"),
+    *layer_stages(1, "self_attn"),
+    "norm (output)",
+    "logits",
+]
 
 
 def model_stages(names: list[str] = NAMES) -> dict[str, torch.Tensor]:
@@ -58,7 +64,13 @@ def test_the_head_when_every_hidden_state_is_right() -> None:
 
 def test_a_layer_of_the_other_kind() -> None:
     want = model_stages()
-    swapped = ["embeddings", *layer_stages(0, "self_attn"), *layer_stages(1, "linear_attn"), "norm (output)", "logits"]
+    swapped = [
+        "embeddings",
+        *layer_stages(0, "self_attn"),
+        *layer_stages(1, "linear_attn"),
+        "norm (output)",
+        "logits",
+    ]
     (d, *_) = diagnoses({"stages": want}, {"stages": model_stages(swapped)})
     assert d.kind == "layer_schedule"
     assert "layer 0 is linear attention (`linear_attn`)" in d.text.en and "layer_types" in d.text.en
@@ -70,10 +82,14 @@ def test_a_later_decoding_call_points_at_what_the_cache_carries() -> None:
     want = model_stages(names)
     (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "step 1: layers.1.self_attn (output)")})
     assert d.kind == "cache_carry" and "in step 1" in d.text.en and "KV cache" in d.text.en
-    (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "step 1: layers.0.linear_attn (output)")})
+    (d, *_) = diagnoses(
+        {"stages": want}, {"stages": wrong_from(want, "step 1: layers.0.linear_attn (output)")}
+    )
     assert d.kind == "cache_carry" and "conv state" in d.text.en
     # The first call going wrong is not about the cache: it is that call's own stage.
-    (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "prefill: layers.0.linear_attn (output)")})
+    (d, *_) = diagnoses(
+        {"stages": want}, {"stages": wrong_from(want, "prefill: layers.0.linear_attn (output)")}
+    )
     assert d.kind == "first_stage" and "in prefill" in d.text.en
 
 
