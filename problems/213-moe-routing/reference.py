@@ -36,3 +36,29 @@ def moe_forward(
         out = (F.silu(gate) * up) @ down_proj[e].float().t()  # (n_e, dim)
         y.index_add_(0, token_idx, out * weights[token_idx, slot].unsqueeze(-1))
     return y.to(x.dtype), router_logits
+
+
+def moe_block(
+    x: torch.Tensor,
+    router_weight: torch.Tensor,
+    gate_up_proj: torch.Tensor,
+    down_proj: torch.Tensor,
+    shared_gate_proj: torch.Tensor,
+    shared_up_proj: torch.Tensor,
+    shared_down_proj: torch.Tensor,
+    shared_expert_gate: torch.Tensor,
+    top_k: int,
+):
+    # Every token of every sequence is one row. In fp32, so that moe_forward's y stays in fp32
+    # too and y is rounded to x's dtype once, after the shared expert is added.
+    xf = x.reshape(-1, x.shape[-1]).float()
+    # Qwen3.5-MoE's router always renormalises its top k.
+    routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
+    # The shared expert: one SwiGLU MLP that every token goes through, whatever the router chose.
+    gate = F.silu(xf @ shared_gate_proj.float().t())
+    up = xf @ shared_up_proj.float().t()
+    shared = (gate * up) @ shared_down_proj.float().t()
+    # Its gate: one sigmoid per token, a (tokens, 1) column, independent of the routing weights.
+    shared_weight = torch.sigmoid(xf @ shared_expert_gate.float().t())
+    y = routed + shared_weight * shared
+    return y.reshape(x.shape).to(x.dtype), router_logits

@@ -29,3 +29,25 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
     # TODO: 路由；把分给每个专家的 token 收集起来，每个专家只跑一次；按路由权重加权累加
     # TODO: route; gather each expert's tokens and run the expert once on them; add up weighted
     raise NotImplementedError
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    """Qwen3.5-MoE 的稀疏 MoE 块：路由专家（moe_forward，总是重新归一化）加上带 sigmoid 门的共享专家 /
+    Qwen3.5-MoE's sparse MoE block: the routed experts (moe_forward, always renormalised) plus a
+    shared expert with a sigmoid gate.
+
+    x:                  (..., dim)，例如 (batch, seq, dim) / e.g. (batch, seq, dim)
+    router_weight, gate_up_proj, down_proj: 同 moe_forward / as in moe_forward
+    shared_gate_proj:   (shared_inter, dim)
+    shared_up_proj:     (shared_inter, dim)
+    shared_down_proj:   (dim, shared_inter)
+    shared_expert_gate: (1, dim)
+    返回 returns (y, router_logits):
+      y:             形状与 dtype 同 x / x's shape and dtype
+      router_logits: (tokens, n_experts) fp32，tokens = x 除最后一维外各维之积 / the product of x's leading sizes
+    """
+    # TODO: 把 x 展平成 (tokens, dim) 的 fp32；路由专家之和 + sigmoid(x·w_gateᵀ) * 共享专家(x)；最后转回 x 的形状和 dtype
+    # TODO: flatten x to (tokens, dim) in fp32; routed sum + sigmoid(x·w_gateᵀ) * shared_expert(x); back to x's shape and dtype
+    raise NotImplementedError

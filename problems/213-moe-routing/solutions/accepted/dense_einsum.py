@@ -32,3 +32,16 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
     out = torch.einsum("tei,edi->ted", act, down_proj.float())  # (tokens, n_experts, dim)
     y = torch.einsum("te,ted->td", mix, out)
     return y.to(x.dtype), router_logits
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    lead, dim = x.shape[:-1], x.shape[-1]
+    xf = x.float().flatten(0, -2)
+    routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
+    # The shared expert's gate and up stacked into one matrix, like a routed expert's gate_up_proj.
+    g, u = F.linear(xf, torch.cat([shared_gate_proj, shared_up_proj]).float()).chunk(2, dim=-1)
+    shared = F.linear(F.silu(g) * u, shared_down_proj.float())
+    gate = 1 / (1 + torch.exp(-F.linear(xf, shared_expert_gate.float())))
+    return (routed + gate * shared).view(*lead, dim).to(x.dtype), router_logits

@@ -21,8 +21,7 @@ def route(router_logits, top_k, norm_topk_prob=True):
     return weights.float(), experts
 
 
-def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob=True):
-    xd = x.double()
+def _moe64(xd, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob):
     logits = xd @ router_weight.double().T
     weights, experts = _route64(logits, top_k, norm_topk_prob)
     inter = down_proj.shape[-1]
@@ -34,4 +33,19 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
         g, u = (xd[rows] @ gate_up_proj[e].double().T).split(inter, dim=-1)
         out = (F.silu(g) * u) @ down_proj[e].double().T
         y = y.index_add(0, rows, out * weights[rows, slots, None])
+    return y, logits
+
+
+def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob=True):
+    y, logits = _moe64(x.double(), router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob)
     return y.to(x.dtype), logits.float()
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    xd = x.double().reshape(-1, x.shape[-1])
+    routed, logits = _moe64(xd, router_weight, gate_up_proj, down_proj, top_k, True)
+    shared = (F.silu(xd @ shared_gate_proj.double().T) * (xd @ shared_up_proj.double().T)) @ shared_down_proj.double().T
+    y = routed + torch.sigmoid(xd @ shared_expert_gate.double().T) * shared
+    return y.reshape(x.shape).to(x.dtype), logits.float()

@@ -43,3 +43,15 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
     per_pair[perm] = grouped_out  # back to (token, slot) order
     per_pair = per_pair.view(tokens, top_k, dim) * weights.unsqueeze(-1)
     return per_pair.sum(dim=1).to(x.dtype), router_logits
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    xf = x.to(torch.float32).reshape(-1, x.shape[-1])
+    routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
+    gate = torch.matmul(xf, shared_gate_proj.to(torch.float32).T)
+    up = torch.matmul(xf, shared_up_proj.to(torch.float32).T)
+    shared = torch.matmul(torch.sigmoid(gate) * gate * up, shared_down_proj.to(torch.float32).T)
+    y = torch.addcmul(routed, torch.sigmoid(torch.matmul(xf, shared_expert_gate.to(torch.float32).T)), shared)
+    return y.reshape(x.shape).to(x.dtype), router_logits

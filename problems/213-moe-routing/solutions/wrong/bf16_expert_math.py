@@ -24,3 +24,13 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
         out = F.linear(F.silu(gate) * up, down_proj[e])
         y.index_add_(0, token_idx, out * weights[token_idx, slot, None])
     return y, router_logits.float()
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    x2 = x.reshape(-1, x.shape[-1])
+    routed, router_logits = moe_forward(x2, router_weight, gate_up_proj, down_proj, top_k)
+    shared = F.linear(F.silu(F.linear(x2, shared_gate_proj)) * F.linear(x2, shared_up_proj), shared_down_proj)
+    y = routed + torch.sigmoid(F.linear(x2, shared_expert_gate)) * shared
+    return y.reshape(x.shape), router_logits

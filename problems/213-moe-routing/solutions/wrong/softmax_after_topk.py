@@ -23,3 +23,13 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
         out = (F.silu(gate) * up) @ down_proj[e].float().t()
         y.index_add_(0, token_idx, out * weights[token_idx, slot].unsqueeze(-1))
     return y.to(x.dtype), router_logits
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    xf = x.reshape(-1, x.shape[-1]).float()
+    routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
+    shared = (F.silu(xf @ shared_gate_proj.float().t()) * (xf @ shared_up_proj.float().t())) @ shared_down_proj.float().t()
+    y = routed + torch.sigmoid(xf @ shared_expert_gate.float().t()) * shared
+    return y.reshape(x.shape).to(x.dtype), router_logits

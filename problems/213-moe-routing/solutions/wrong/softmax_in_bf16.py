@@ -13,7 +13,7 @@ def route(router_logits, top_k, norm_topk_prob=True):
     return weights.float(), experts
 
 
-def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob=True):
+def _routed(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob):
     router_logits = x @ router_weight.t()  # in x's dtype
     weights, experts = route(router_logits, top_k, norm_topk_prob)
     xf = x.float()
@@ -25,4 +25,20 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
         gate, up = h[:, :inter], h[:, inter:]
         out = (F.silu(gate) * up) @ down_proj[e].float().t()
         y.index_add_(0, token_idx, out * weights[token_idx, slot].unsqueeze(-1))
-    return y.to(x.dtype), router_logits.float()
+    return y, router_logits.float()
+
+
+def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob=True):
+    y, router_logits = _routed(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob)
+    return y.to(x.dtype), router_logits
+
+
+def moe_block(
+    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+):
+    x2 = x.reshape(-1, x.shape[-1])
+    routed, router_logits = _routed(x2, router_weight, gate_up_proj, down_proj, top_k, True)
+    xf = x2.float()
+    shared = (F.silu(xf @ shared_gate_proj.float().t()) * (xf @ shared_up_proj.float().t())) @ shared_down_proj.float().t()
+    y = routed + torch.sigmoid(xf @ shared_expert_gate.float().t()) * shared
+    return y.reshape(x.shape).to(x.dtype), router_logits
