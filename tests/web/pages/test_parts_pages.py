@@ -41,7 +41,7 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClien
 
 
 def panel(html: str) -> str:
-    found = re.search(r'<section class="parts-panel".*?</section>', html, re.S)
+    found = re.search(r'<details class="parts-panel".*?</details>', html, re.S)
     assert found, "no parts panel"
     return found.group(0)
 
@@ -50,6 +50,10 @@ def part_item(html: str, problem_id: str) -> str:
     found = re.search(rf'<li data-part="{problem_id}"[^>]*>.*?</li>', panel(html), re.S)
     assert found, f"no part {problem_id} in the panel"
     return found.group(0)
+
+
+def is_open(html: str) -> bool:
+    return bool(re.match(r"<details [^>]*\bopen\b", panel(html)))
 
 
 def solve(client: TestClient, token: str, problem_id: str, code: str) -> dict:
@@ -63,7 +67,7 @@ def test_a_visitor_sees_the_parts_without_status(client: TestClient) -> None:
     item = part_item(html, "901")
     assert "course/double.py" in item and 'href="/problems/901"' in item and "加倍" in item
     assert "data-state" not in item and 'data-testid="parts-count"' not in html
-    assert "你的零件" in panel(html) and "登录后" in panel(html)
+    assert "你的零件" in panel(html) and "登录后" in panel(html) and is_open(html)
     # A problem without parts has no panel; the capstone's is "your model", parts closed over.
     assert "parts-panel" not in client.get("/problems/901").text
     model = client.get(f"/problems/{MODEL_PROBLEM}").text
@@ -78,6 +82,7 @@ def test_a_learners_panel_and_progress_follow_their_accepted_parts(client: TestC
     me = bearer(token)
     item = part_item(client.get("/problems/902", headers=me).text, "901")
     assert 'data-state="missing"' in item and "缺少" in item and "尚未通过" in item
+    assert is_open(client.get("/problems/902", headers=me).text)
     listed = client.get("/problems", headers=me).text
     progress = re.search(r'href="/problems/217" data-testid="model-progress">(.*?)<', listed)
     assert progress and progress.group(1) == "你的模型：已完成 0 / 2 个零件"
@@ -91,9 +96,11 @@ def test_a_learners_panel_and_progress_follow_their_accepted_parts(client: TestC
     item = part_item(page, "901")
     assert 'data-state="solved"' in item and "你的" in item and "缺少" not in item
     assert "已完成 1 / 1 个零件" in panel(page)
+    assert not is_open(page)  # every part is theirs: the count says it all
     model = client.get(f"/problems/{MODEL_PROBLEM}", headers=me).text
     assert 'data-state="solved"' in part_item(model, "901")
     assert 'data-state="missing"' in part_item(model, "902")
+    assert is_open(model)
     assert "已完成 1 / 2 个零件" in client.get("/problems", headers=me).text
 
     # In English, English only.

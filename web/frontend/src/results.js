@@ -119,21 +119,25 @@ export function withProblemLinks(text) {
 // tools), a local file (the practice kit) or missing (not solved yet).
 function partOrigin(part) {
   if (part.origin === "missing") return t("missing: solve problem {id} first", { id: part.problem });
-  if (!part.used) return t("not imported: your code did without it");
   return { learner: t("yours"), reference: t("the reference solution"), file: t("your local file") }[part.origin]
     || part.origin;
 }
 
 // The parts this judgement offered the code (another problem's solution each, as a module of the
-// course package), and whose they were.
-function partsUsed(parts) {
-  return h("section", { class: "parts-used", "data-testid": "parts-used", "aria-label": t("Parts") },
-    h("h3", {}, t("Parts")),
+// course package), and whose they were. Which were imported is known only of code that loaded:
+// a CE (a missing part, a syntax error) stopped before the imports were counted.
+function partsUsed(parts, loaded) {
+  return h("section", { class: "parts-used", "data-testid": "parts-used", "aria-labelledby": "parts-used-heading" },
+    h("h3", { id: "parts-used-heading" }, t("Parts")),
     h("ul", { class: "parts" }, parts.map((part) =>
       h("li", { "data-part": part.problem, "data-origin": part.origin, "data-used": String(part.used) },
-        h("code", { class: "module" }, `${part.module.split(".").join("/")}.py`), " ",
-        h("a", { href: `/problems/${part.problem}` }, t("problem {id}", { id: part.problem })), " ",
-        h("span", { class: `part-origin origin-${part.used ? part.origin : "unused"}` }, partOrigin(part))))));
+        h("code", { class: "module" }, `${part.module.split(".").join("/")}.py`),
+        h("a", { href: `/problems/${part.problem}` }, t("problem {id}", { id: part.problem })),
+        h("span", {},
+          h("span", { class: `part-origin origin-${part.origin}` }, partOrigin(part)),
+          loaded && !part.used && part.origin !== "missing"
+            ? h("span", { class: "muted" }, " · ", t("not imported: your code did without it"))
+            : null)))));
 }
 
 export function renderResults(container, sub, { onGoToLine } = {}) {
@@ -160,7 +164,7 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
     );
   }
   for (const warning of sub.warnings || []) container.append(h("p", { class: "banner warning" }, warning));
-  if ((sub.parts || []).length) container.append(partsUsed(sub.parts));
+  if ((sub.parts || []).length) container.append(partsUsed(sub.parts, sub.verdict !== "CE"));
 
   const rows = [];
   for (const c of sub.cases || []) {
