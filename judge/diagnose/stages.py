@@ -2,8 +2,8 @@
 
 A case may observe `stages`: a dict of a model's intermediate results in the order the model
 computes them, keyed by what each one is: a module path with `(output)` or `(input)`
-("layers.3.self_attn.o_proj (input)", "norm (output)"), "embeddings", "logits", and, for a
-model decoding through a cache, the call in front ("step 1: layers.0.linear_attn (output)").
+("layers.3.self_attn (output)", "norm (output)"), "embeddings", "logits", and, for a model
+decoding through a cache, the call in front ("step 1: layers.0.linear_attn (output)").
 Everything before the first stage that fails is right, so the mistake lies between that stage
 and the one before it. The diagnosis names the stage and, for the module names transformers
 gives the Llama/Qwen family (input_layernorm, linear_attn, self_attn, mlp, ...), what lies in
@@ -77,7 +77,7 @@ def _label(module: str, side: str | None, names: list[str]) -> Text:
     return Text(f"`{module}`（{where.zh}）", f"`{module}` ({where.en})")
 
 
-def _between(module: str, side: str | None, previous: str | None) -> Text:
+def _between(module: str, previous: str | None) -> Text:
     """What lies between the stage before `module` (`previous`, right) and `module` itself."""
     if module == "embeddings":
         return Text(
@@ -127,33 +127,24 @@ def _between(module: str, side: str | None, previous: str | None) -> Text:
     if rest == "mlp":
         return Text("MLP（SwiGLU）：它的输入是对的", "the MLP (SwiGLU), whose input is right")
     if rest in KINDS:
-        out_proj = "out_proj" if rest == "linear_attn" else "o_proj"
-        if previous is not None and previous.endswith(f"{module}.{out_proj} (input)"):
-            return Text(
-                f"输出投影 {out_proj}：它的输入是对的",
-                f"the output projection {out_proj}, whose input is right",
-            )
+        if layer is not None and previous == f"layers.{layer.group('n')}.input_layernorm (output)":
+            inside = {
+                "linear_attn": Text(
+                    "线性注意力本身（它的输入是对的）：投影、因果卷积（和它的状态）、q/k/v 的切分与分头、delta 规则、门控归一化、out_proj",
+                    "the linear attention itself, whose input is right: the projections, the causal conv (and "
+                    "its state), splitting q, k, v into heads, the delta rule, the gated norm, out_proj",
+                ),
+                "self_attn": Text(
+                    "全注意力本身（它的输入是对的）：QK-Norm、RoPE（partial_rotary_factor、rope_theta、位置）、注意力、输出门、o_proj",
+                    "the full attention itself, whose input is right: QK-norm, RoPE (partial_rotary_factor, "
+                    "rope_theta, the positions), the attention, the output gate, o_proj",
+                ),
+            }
+            return inside[rest]
         return Text(
             "这一层到 mixer 输出为止的部分：input_layernorm 或 mixer 本身（之前的层都是对的）",
             "this layer up to the mixer's output: its input_layernorm or the mixer itself (the layers before it "
             "are right)",
-        )
-    if rest in ("linear_attn.out_proj", "self_attn.o_proj") and side == "input":
-        if rest.startswith("linear_attn"):
-            return Text(
-                "线性注意力内部，投影之后、out_proj 之前：因果卷积（和它的状态）、q/k/v 的切分与分头、delta 规则、门控归一化",
-                "inside linear attention, after the projections and before out_proj: the causal conv (and its "
-                "state), splitting q, k, v into heads, the delta rule, the gated norm",
-            )
-        return Text(
-            "全注意力内部，投影之后、o_proj 之前：QK-Norm、RoPE（partial_rotary_factor、rope_theta、位置）、注意力本身、输出门",
-            "inside full attention, after the projections and before o_proj: QK-norm, RoPE "
-            "(partial_rotary_factor, rope_theta, the positions), the attention itself, the output gate",
-        )
-    if rest is not None and rest.split(".")[0] in KINDS:
-        return Text(
-            "mixer 的第一个投影：它的输入是对的，所以是装进去的权重或投影的接法",
-            "the mixer's first projection: its input is right, so the weights loaded into it or how it is wired",
         )
     return Text("它和前一步之间的计算", "what is computed between it and the stage before")
 
@@ -175,7 +166,7 @@ def _first_wrong(name: str, previous: str | None, names: list[str]) -> Diagnosis
         )
     call, module, side = m.group("call"), m.group("module"), m.group("side")
     label = _label(module, side, names)
-    between = _between(module, side, previous)
+    between = _between(module, previous)
     first_call = _STAGE.match(names[0])
     first_call_name = first_call.group("call") if first_call else None
     if call is not None and call != first_call_name:

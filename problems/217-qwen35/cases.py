@@ -5,15 +5,18 @@ full attention at layers 3 and 7, hidden 64, head_dim 32 with a quarter rotary, 
 tied head, bf16 weights) with the learner's `load_model`, and runs it under torch.no_grad().
 
 Where the model first diverges. `where_it_diverges` runs one forward with forward hooks on the
-modules transformers names (the checkpoint's names fix them): per layer input_layernorm, the
-mixer's first projection (linear_attn.in_proj_qkv / self_attn.q_proj), the input of its output
-projection (out_proj / o_proj: everything the mixer computes in between), the mixer's output,
+modules transformers names (the checkpoint's names fix them, and the learner's own 217 code
+calls them): per layer input_layernorm, the mixer (linear_attn or self_attn),
 post_attention_layernorm and mlp, then the layer's output and the final norm from
-hidden_states=True, then the logits. The decoding cases hook every layer's mixer at every call.
-They observe these under `stages`, in the order the model computes them, and the diagnoser
-judge/diagnose/stages.py names the first stage that differs ("layer 3, full attention: before
-o_proj"), which is where the mistake is. A mixer's conv1d module is not hooked: its weight is
-only a parameter (transformers, and problem 218, run the convolution as a function of it).
+hidden_states=True, then the logits. decode_steps hooks every layer's mixer at every call. They
+observe these under `stages`, in the order the model computes them, and the diagnoser
+judge/diagnose/stages.py names the first stage that differs ("`layers.3.self_attn` (layer 3,
+full attention); everything before it is right. Look at ... QK-norm, RoPE, ..."), which is where
+the mistake is. Nothing
+inside a mixer is hooked: those modules belong to the learner's part (problems 209 and 218),
+which may call its projections as functions of their weights, and a mixer's conv1d is only a
+parameter even in transformers (it runs the convolution as a function of the weight), so "after
+the conv" cannot be observed either.
 
 Tolerances, measured on torch 2.13 CPU (one thread), transformers 5.23:
 - fp32 logits (|logit| up to 17): transformers' Qwen3_5ForCausalLM (chunked delta rule, sdpa)
@@ -89,7 +92,7 @@ def _mixer(model, i):
 
 
 class _Hooks:
-    """Forward hooks that keep the first result of each named module (its input with `input=True`)."""
+    """Forward hooks that keep the first result of each named module."""
 
     def __init__(self, model):
         self.model, self.seen, self.handles = model, {}, []
@@ -100,15 +103,9 @@ class _Hooks:
 
         self.handles.append(_module(self.model, name).register_forward_hook(keep))
 
-    def input(self, name, key):
-        def keep(module, args):
-            self.seen.setdefault(key, args[0])
-
-        self.handles.append(_module(self.model, name).register_forward_pre_hook(keep))
-
     def take(self, key, batch, seq):
         if key not in self.seen:
-            module = key.split(" ")[-2] if key.endswith(")") else key
+            module = key.split(" ")[-2]
             raise CaseSetupError(
                 f"{module} 没有被调用：评测用钩子读它的结果，请把它当作模块调用（self.xxx(h)）/ "
                 f"{module} was never called: the judge reads its result with a hook, so call it as a module (self.xxx(h))"
@@ -120,9 +117,9 @@ class _Hooks:
             h.remove()
 
 
-def _inside(mixer):
-    """The mixer's first projection and its output projection, whose input is what lies between."""
-    return ("in_proj_qkv", "out_proj") if mixer == "linear_attn" else ("q_proj", "o_proj")
+def _blocks(model, i):
+    """The modules of layer i whose outputs the judge reads, in the order the layer calls them."""
+    return [f"layers.{i}.{m}" for m in ("input_layernorm", _mixer(model, i), "post_attention_layernorm", "mlp")]
 
 
 def _hidden_stages(hidden):
@@ -141,21 +138,14 @@ def logits_fp32(impl, rng):
 
 @case(points=12, public=True, checker=FP32)
 def where_it_diverges(impl, rng):
-    """一次前向里每一层的每一步（norm、投影、mixer 的输出、MLP……），指出第一个出错的地方 /
-    every step of every layer in one forward (norms, projections, the mixer's output, the MLP...), naming the first that differs"""
+    """一次前向里每一层的每一块（两个归一化、mixer、MLP 的输出，层的输出），指出第一个出错的地方 /
+    every block of every layer in one forward (the two norms, the mixer, the MLP, the layer's output), naming the first that differs"""
     model = _model(impl)
     n_layers = _config()["num_hidden_layers"]
     hooks = _Hooks(model)
     for i in range(n_layers):
-        mixer = _mixer(model, i)
-        first, last = _inside(mixer)
-        p = f"layers.{i}."
-        hooks.output(p + "input_layernorm", p + "input_layernorm (output)")
-        hooks.output(p + f"{mixer}.{first}", p + f"{mixer}.{first} (output)")
-        hooks.input(p + f"{mixer}.{last}", p + f"{mixer}.{last} (input)")
-        hooks.output(p + mixer, p + f"{mixer} (output)")
-        hooks.output(p + "post_attention_layernorm", p + "post_attention_layernorm (output)")
-        hooks.output(p + "mlp", p + "mlp (output)")
+        for name in _blocks(model, i):
+            hooks.output(name, f"{name} (output)")
     ids = _prompt(rng, 1, 9)
     try:
         with torch.no_grad():
@@ -165,18 +155,8 @@ def where_it_diverges(impl, rng):
     after = _hidden_stages(list(hidden))
     stages = {"embeddings": after.pop("embeddings")}
     for i in range(n_layers):
-        mixer = _mixer(model, i)
-        first, last = _inside(mixer)
-        p = f"layers.{i}."
-        for key in (
-            p + "input_layernorm (output)",
-            p + f"{mixer}.{first} (output)",
-            p + f"{mixer}.{last} (input)",
-            p + f"{mixer} (output)",
-            p + "post_attention_layernorm (output)",
-            p + "mlp (output)",
-        ):
-            stages[key] = hooks.take(key, 1, 9)
+        for name in _blocks(model, i):
+            stages[f"{name} (output)"] = hooks.take(f"{name} (output)", 1, 9)
         if f"layers.{i} (output)" in after:
             stages[f"layers.{i} (output)"] = after.pop(f"layers.{i} (output)")
     stages.update(after)  # the final norm's output

@@ -9,17 +9,9 @@ from tests.judge.diagnose.factories import diagnoses, kinds, tensor
 
 
 def layer_stages(n: int, mixer: str) -> list[str]:
-    first, last = ("in_proj_qkv", "out_proj") if mixer == "linear_attn" else ("q_proj", "o_proj")
     p = f"layers.{n}."
-    return [
-        p + "input_layernorm (output)",
-        p + f"{mixer}.{first} (output)",
-        p + f"{mixer}.{last} (input)",
-        p + f"{mixer} (output)",
-        p + "post_attention_layernorm (output)",
-        p + "mlp (output)",
-        f"layers.{n} (output)",
-    ]
+    blocks = [p + "input_layernorm", p + mixer, p + "post_attention_layernorm", p + "mlp"]
+    return [f"{b} (output)" for b in blocks] + [f"layers.{n} (output)"]
 
 
 NAMES = [
@@ -44,10 +36,14 @@ def wrong_from(stages: dict[str, torch.Tensor], first: str) -> dict[str, torch.T
 
 def test_names_the_first_stage_that_differs_and_what_lies_before_it() -> None:
     want = model_stages()
-    (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "layers.1.self_attn.o_proj (input)")})
+    (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "layers.1.self_attn (output)")})
     assert d.kind == "first_stage"
-    assert "the input of `layers.1.self_attn.o_proj` (layer 1, full attention)" in d.text.en
+    assert (
+        "`layers.1.self_attn` (layer 1, full attention)" in d.text.en and "whose input is right" in d.text.en
+    )
     assert "RoPE" in d.text.en and "RoPE" in d.text.zh
+    (d, *_) = diagnoses({"stages": want}, {"stages": wrong_from(want, "layers.0.linear_attn (output)")})
+    assert "the delta rule" in d.text.en
 
 
 def test_the_first_norm_of_the_first_layer() -> None:
