@@ -2,7 +2,8 @@
 Qwen3_5ForCausalLM loads by name; the reference (its parts being their problems' references)
 gives transformers' logits, hidden states and greedy tokens; the cases' greedy tokens are far
 from ties; the bf16 tolerance covers transformers' own bf16 paths; and the listed decoding and
-wiring mistakes are located by the stages diagnoser ("`layers.3.self_attn` (layer 3, full attention); everything before it is right").
+wiring mistakes, and an unlisted one, are located by the stages diagnoser ("`layers.3.self_attn`
+(layer 3, full attention); everything before it is right").
 
 Measured on torch 2.13 CPU, transformers 5.23 (pinned in requirements-dev.txt): fp32 logits
 within 4e-5 of transformers' on prompts of 1 to 30 tokens (|logit| up to 17), hidden states
@@ -27,8 +28,10 @@ from judge import casekit
 from judge.casekit import Rng
 from judge.compare import compare
 from judge.diagnose import diagnose_case
+from judge.expected import ExpectedStore
 from judge.package import Problem
-from tests.factories import source_module
+from judge.verdicts import Verdict
+from tests.factories import judge_problem, source_module
 from tests.paths import REPO_ROOT
 from tests.problems.course_package import course_package, forget_course_package
 
@@ -200,3 +203,19 @@ def test_decoding_mistakes_leave_the_full_forward_exact(qwen: types.ModuleType) 
             assert compare(case, expected, got) == [], (mistake, case_name)
         case = CASES["decode_steps"]
         assert compare(case, case.fn(qwen, Rng(case.seed)), case.fn(impl, Rng(case.seed))), mistake
+
+
+@pytest.mark.slow
+def test_an_unlisted_mistake_is_located_in_the_report(store: ExpectedStore) -> None:
+    """Through the real judge, with the data files and parts a job carries: the residual add
+    after the mixer forgotten, which no wrong solution lists, is named by its stage."""
+    slip = "        x = x + h\n        return x + self.mlp(self.post_attention_layernorm(x))"
+    source = PROBLEM.reference.source()
+    assert slip in source, "the reference changed: update the slip"
+    report = judge_problem(PROBLEM, source.replace(slip, slip.replace("x = x + h", "x = h")), store)
+    by_name = {c.name: c for c in report.cases}
+    assert by_name["where_it_diverges"].verdict == Verdict.WA
+    (first, *_) = by_name["where_it_diverges"].diagnoses
+    assert first.kind == "first_stage"
+    assert "`layers.0.post_attention_layernorm`" in first.text.en and "residual add" in first.text.en
+    assert by_name["decode_steps"].verdict == Verdict.WA and not by_name["decode_steps"].hint
