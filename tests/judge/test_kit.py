@@ -261,3 +261,33 @@ def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(
     assert solved.returncode == 0, solved.stdout + solved.stderr
     listed = run([sys.executable, str(practice / "judge.py")]).stdout
     assert "course/double.py" in listed and "course/plus_one.py" in listed
+
+
+@pytest.mark.slow
+def test_the_capstone_judges_offline_from_the_learners_own_files(
+    tmp_path: Path, store: ExpectedStore, torch_only: str
+) -> None:
+    """`python practice/judge.py 217` in a venv of torch alone: the model is the learner's
+    qwen/model.py on their own qwen/*.py parts (here: the references, put where a learner writes)."""
+    from judge.kit import build_kit, learner_file
+    from tests.factories import local_backend
+
+    capstone = Problem(next(PROBLEMS.glob("217-*")))
+    practice = build_kit(tmp_path, [capstone], store, local_backend(), "http://127.0.0.1:9")
+    parts = capstone.part_problems
+    assert {p.id for p in parts} >= {"204", "209", "215", "218"}
+    for part in parts[:-1]:
+        learner_file(practice, part).write_text(part.reference.source())
+    learner_file(practice, capstone).write_text(capstone.reference.source())
+
+    last = parts[-1]
+    missing = run([torch_only, str(practice / "judge.py"), "217", "--json", "--lang", "en"])
+    report = json.loads(missing.stdout)
+    assert report["verdict"] == "CE" and f"problem {last.id}" in report["cases"][0]["message"], report
+
+    learner_file(practice, last).write_text(last.reference.source())
+    judged = run([torch_only, str(practice / "judge.py"), "217", "--json", "--lang", "en"])
+    report = json.loads(judged.stdout)
+    assert judged.returncode == 0 and report["verdict"] == "AC", judged.stdout[-3000:] + judged.stderr[-2000:]
+    assert all(p["origin"] == "learner" for p in report["parts"]), report["parts"]
+    assert (practice / "217-qwen35" / "checkpoint" / "model.safetensors").is_file()
