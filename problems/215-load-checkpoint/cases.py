@@ -20,8 +20,15 @@ module-level names only), so `_call` swaps nn.Module.load_state_dict and
 nn.Module._load_from_state_dict for guards while the learner's function runs; a call is
 reported as a forbidden API even if the learner's code catches the exception.
 
+qwen35_checkpoint_layout and ignore_rules use a checkpoint laid out like Qwen3.5's published ones
+(the text model under model.language_model., model.visual.* and mtp.* beside it): the keys under an
+ignored prefix are observed one by one (where_extra_keys_went: "ignored", "unexpected" or neither),
+because a report list of another length has no element in common with the reference's and so
+would name no mistake; tests/problems/test_215_load_checkpoint.py loads a checkpoint saved by
+transformers' Qwen3_5ForConditionalGeneration and compares with Qwen3_5ForCausalLM.from_pretrained.
+
 strict_raises_all holds all three kinds of problem at once, so a loader that raises only
-when every kind is present (mutant 47:19, `and` for `or`) passed it; strict_single_problem
+when every kind is present (mutant 54:19, `and` for `or`) passed it; strict_single_problem
 gives each kind alone, and each must raise and leave the model as it was.
 """
 
@@ -44,6 +51,7 @@ except ImportError:  # pragma: no cover - the runner is always there in the sand
 
 
 VOCAB, DIM, HIDDEN = 11, 8, 12
+REPORT_KEYS = ("loaded", "missing", "unexpected", "mismatched", "ignored")
 
 # ---------------------------------------------------------------- a toy model
 
@@ -185,20 +193,36 @@ def _observe(m, sd, snap, report=None):
         k for k, v in _state(m).items() if k in before and not torch.equal(v.detach(), before[k])
     )
     if report is not None:
-        obs["report"] = {k: list(report[k]) for k in ("loaded", "missing", "unexpected", "mismatched")}
+        # A list the report lacks is observed as None (a failed comparison that names it), not a KeyError.
+        obs["report"] = {k: list(report[k]) if k in report else None for k in REPORT_KEYS}
     return obs
 
 
-def _load_and_observe(impl, m, sd, **kwargs):
+def _load_and_observe(impl, m, sd, extras=(), **kwargs):
+    """Load and observe; for each checkpoint key in `extras`, also which list of the report holds
+    it: one string per key, so that a key in the wrong list is a difference the judge can name."""
     snap = _snapshot(m, sd)
     report = _call(impl, m, sd, **kwargs)
-    return _observe(m, sd, snap, report)
+    obs = _observe(m, sd, snap, report)
+    if extras:
+        prefix = kwargs.get("prefix", "model.")
+        obs["where_extra_keys_went"] = {k: _where(report, k, prefix) for k in extras}
+    return obs
+
+
+def _where(report, key, prefix):
+    stripped = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+    if key in report.get("ignored", ()):
+        return "ignored"
+    if key in report.get("unexpected", ()) or stripped in report.get("unexpected", ()):
+        return "unexpected"
+    return "in neither list"
 
 
 # ---------------------------------------------------------------- cases
 
 
-@case(points=10, public=True, checker=exact())
+@case(points=8, public=True, checker=exact())
 def full_load_bf16(impl, rng):
     """完整的 bf16 检查点装入 fp32 模型：键带 "model." 前缀，没有 lm_head（与嵌入共享）/
     a complete bf16 checkpoint into an fp32 model: "model."-prefixed keys, no lm_head (tied to the embedding)"""
@@ -207,7 +231,7 @@ def full_load_bf16(impl, rng):
     return _load_and_observe(impl, m, sd)
 
 
-@case(points=12, public=True, checker=exact())
+@case(points=10, public=True, checker=exact())
 def report_problems(impl, rng):
     """strict=False：缺失、多余、形状不符的条目都写进报告，其余照常加载 /
     strict=False: missing, unexpected and mismatched entries are all reported, the rest still loads"""
@@ -219,7 +243,7 @@ def report_problems(impl, rng):
     return _load_and_observe(impl, m, sd, strict=False)
 
 
-@case(points=12, checker=exact())
+@case(points=10, checker=exact())
 def fp32_not_aliased(impl, rng):
     """fp32 检查点装入 fp32 模型：要复制数值，不能与检查点共用存储（含非连续的张量）/
     an fp32 checkpoint into an fp32 model: copy the values, share no storage (non-contiguous tensors too)"""
@@ -229,12 +253,13 @@ def fp32_not_aliased(impl, rng):
     return _load_and_observe(impl, m, sd)
 
 
-def _strict_attempt(impl, m, sd, problems):
-    """Call with strict=True (the default): did it raise, which problems does the message name,
-    and is the model (values and objects) and the caller's checkpoint as it was?"""
+def _strict_attempt(impl, m, sd, problems, **kwargs):
+    """Call with strict=True (the default; other arguments passed on): did it raise, which
+    problems does the message name, and is the model (values and objects) and the caller's
+    checkpoint as it was?"""
     snap = _snapshot(m, sd)
     try:
-        _call(impl, m, sd)
+        _call(impl, m, sd, **kwargs)
     except ValueError as exc:
         message, raised = str(exc), True
     else:
@@ -291,7 +316,7 @@ def strict_single_problem(impl, rng):
     return out
 
 
-@case(points=8, checker=exact())
+@case(points=6, checker=exact())
 def untied_head_from_embedding(impl, rng):
     """lm_head 与嵌入不共享的模型，检查点缺 lm_head：用嵌入的值填，但仍是两个张量 /
     an untied model and a checkpoint without lm_head: the head takes the embedding's values but stays a separate tensor"""
@@ -300,7 +325,7 @@ def untied_head_from_embedding(impl, rng):
     return _load_and_observe(impl, m, sd, strict=False)
 
 
-@case(points=8, checker=exact())
+@case(points=6, checker=exact())
 def tied_head_in_checkpoint(impl, rng):
     """共享权重的模型，检查点同时有 embed_tokens 和 lm_head（值相同）：两个名字都算加载，仍共享 /
     a tied model and a checkpoint holding both embed_tokens and lm_head (equal values): both names load, still tied"""
@@ -318,7 +343,7 @@ def tied_disabled(impl, rng):
     return _load_and_observe(impl, m, sd, tied=None, strict=False)
 
 
-@case(points=10, checker=exact())
+@case(points=8, checker=exact())
 def buffers_and_prefixes(impl, rng):
     """持久 buffer 要加载，非持久的 inv_freq 不算；没有前缀的键、自定义前缀 "backbone." /
     persistent buffers load, the non-persistent inv_freq does not count; keys without a prefix, a custom prefix "backbone." """
@@ -332,7 +357,7 @@ def buffers_and_prefixes(impl, rng):
     }
 
 
-@case(points=10, checker=exact())
+@case(points=8, checker=exact())
 def mixed_dtype_model(impl, rng):
     """bf16 模型（归一化权重为 fp32）装入 fp32 检查点：每个张量转成它自己的 dtype /
     a bf16 model with fp32 norm weights and an fp32 checkpoint: each tensor gets its own dtype"""
@@ -344,8 +369,86 @@ def mixed_dtype_model(impl, rng):
     return _load_and_observe(impl, m, sd)
 
 
-@case(points=8, checker=exact())
+@case(points=6, checker=exact())
 def empty_checkpoint(impl, rng):
     """空的检查点，strict=False：全部缺失，什么也不加载 / an empty checkpoint with strict=False: all missing, nothing loaded"""
     m = _model(rng)
     return _load_and_observe(impl, m, {}, strict=False)
+
+
+def _qwen35_checkpoint(rng, m, dtype=torch.bfloat16):
+    """A checkpoint laid out like a real Qwen3.5 one (Qwen3_5ForConditionalGeneration): the text
+    model under "model.language_model.", the vision tower under "model.visual.", the
+    multi-token-prediction head under "mtp.", the tied lm_head left out."""
+    sd = _checkpoint(rng, m, dtype, prefix="model.language_model.", skip={"lm_head.weight"})
+    sd["model.visual.patch_embed.proj.weight"] = rng.normal(DIM, 3, 2, 2).to(dtype)
+    sd["model.visual.blocks.0.attn.qkv.weight"] = rng.normal(3 * DIM, DIM).to(dtype)
+    sd["model.visual.merger.linear_fc1.weight"] = rng.normal(DIM, DIM).to(dtype)
+    sd["mtp.fc.weight"] = rng.normal(DIM, 2 * DIM).to(dtype)
+    sd["mtp.layers.0.input_layernorm.weight"] = rng.normal(DIM).to(dtype)
+    return sd
+
+
+@case(points=10, public=True, checker=exact())
+def qwen35_checkpoint_layout(impl, rng):
+    """真实 Qwen3.5 检查点的布局：文本模型在 "model.language_model." 下，旁边是 "model.visual."（视觉塔）和 "mtp."；
+    传 prefix="model.language_model."，视觉与 mtp 的键按默认的 ignore 跳过并列入 "ignored"，strict 不因它们报错；
+    用默认的 prefix="model." 则什么也装不上 /
+    a real Qwen3.5 checkpoint's layout: the text model under "model.language_model.", beside "model.visual."
+    (the vision tower) and "mtp."; with prefix="model.language_model." the visual and mtp keys are skipped by
+    the default ignore and listed in "ignored", and strict does not fail on them; the default prefix="model." loads nothing"""
+    right = _model(rng)
+    sd = _qwen35_checkpoint(rng, right)
+    wrong_prefix = _model(rng)
+    sd_again = _qwen35_checkpoint(rng, wrong_prefix)
+    extras = [k for k in sd if not k.startswith("model.language_model.")]
+    return {
+        "prefix_language_model": _load_and_observe(impl, right, sd, extras, prefix="model.language_model."),
+        "default_prefix": _load_and_observe(impl, wrong_prefix, sd_again, extras, strict=False),
+    }
+
+
+@case(points=6, checker=exact())
+def ignore_rules(impl, rng):
+    """ignore 按原始键（去前缀之前）的开头匹配："model." 布局里的 "model.visual.*" 也被跳过；"mtp_head.weight" 不以 "mtp." 开头，
+    仍算多余；ignore=() 时视觉与 mtp 的键都算多余；被跳过的键不会让 strict 报错，但别的问题照样报错 /
+    ignore matches the start of the raw key (before the prefix is stripped): "model.visual.*" in a "model." layout is
+    skipped too; "mtp_head.weight" does not start with "mtp." and is unexpected; with ignore=() the visual and mtp
+    keys are unexpected; ignored keys never make strict fail, other problems still do"""
+    out = {}
+    # A "model." checkpoint (as transformers' Qwen3_5ForCausalLM saves it) with a vision tower beside it.
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    sd["model.visual.blocks.0.mlp.fc1.weight"] = rng.normal(HIDDEN, DIM).bfloat16()
+    sd["mtp_head.weight"] = rng.normal(DIM).bfloat16()
+    extras = ["model.visual.blocks.0.mlp.fc1.weight", "mtp_head.weight"]
+    out["model_prefix_with_visual"] = _load_and_observe(impl, m, sd, extras, strict=False)
+    # Nothing ignored: the same keys are unexpected.
+    m = _model(rng)
+    sd = _qwen35_checkpoint(rng, m)
+    extras = [k for k in sd if not k.startswith("model.language_model.")]
+    out["ignore_nothing"] = _load_and_observe(
+        impl, m, sd, extras, prefix="model.language_model.", ignore=(), strict=False
+    )
+    # A custom rule: only the vision tower is ignored, under its own name.
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    sd["vision_tower.proj.weight"] = rng.normal(DIM, DIM).bfloat16()
+    out["custom_ignore"] = _load_and_observe(
+        impl, m, sd, ["vision_tower.proj.weight"], ignore=("vision_tower.",), strict=False
+    )
+    # The Qwen3.5 layout with strict=False: where each visual and mtp key goes, whatever strict does.
+    m = _model(rng)
+    sd = _qwen35_checkpoint(rng, m)
+    extras = [k for k in sd if not k.startswith("model.language_model.")]
+    out["language_model_prefix"] = _load_and_observe(
+        impl, m, sd, extras, prefix="model.language_model.", strict=False
+    )
+    # strict=True: ignored keys beside a missing tensor still raise, and nothing loads.
+    m = _model(rng)
+    sd = _qwen35_checkpoint(rng, m)
+    del sd["model.language_model.layers.1.up.weight"]
+    out["strict_missing_beside_ignored"] = _strict_attempt(
+        impl, m, sd, ["layers.1.up.weight"], prefix="model.language_model."
+    )
+    return out

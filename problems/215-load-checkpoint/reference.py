@@ -9,14 +9,20 @@ def load_checkpoint(
     prefix="model.",
     tied=("lm_head.weight", "embed_tokens.weight"),
     strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     # Every parameter and persistent buffer, under every name it has (a tied weight is listed
     # under both names). keep_vars=True gives the tensors themselves, not detached views.
     targets = model.state_dict(keep_vars=True)
 
     # The checkpoint's names with the prefix stripped where present ("lm_head.weight" has none).
-    entries = {}
+    # Keys under an ignored prefix hold parts this model does not have (a multimodal
+    # checkpoint's vision tower, its multi-token-prediction head): set aside, and reported.
+    entries, ignored = {}, []
     for key, value in state_dict.items():
+        if key.startswith(tuple(ignore)):
+            ignored.append(key)
+            continue
         name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
         entries[name] = value
 
@@ -43,6 +49,7 @@ def load_checkpoint(
         "missing": sorted(missing),
         "unexpected": sorted(unexpected),
         "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
     }
     if strict and (missing or unexpected or mismatched):
         lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]

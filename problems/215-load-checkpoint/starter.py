@@ -7,6 +7,7 @@ def load_checkpoint(
     prefix="model.",
     tied=("lm_head.weight", "embed_tokens.weight"),
     strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     """按名字把检查点装进模型 / load a checkpoint into a model by name.
 
@@ -19,8 +20,12 @@ def load_checkpoint(
     strict:     True 时，有任何缺失、多余或形状不符就抛出 ValueError，且不改动模型
                 / if True, raise ValueError (changing nothing) when anything is missing,
                 unexpected or mismatched
+    ignore:     键前缀的元组：以其中之一开头的键（在去掉 prefix 之前判断）不加载、不算多余，列入 "ignored"
+                / key prefixes: a key starting with one of them (checked before prefix is
+                stripped) is neither loaded nor unexpected, and is listed under "ignored"
 
-    返回 returns {"loaded": [...], "missing": [...], "unexpected": [...], "mismatched": [...]}，
+    返回 returns {"loaded": [...], "missing": [...], "unexpected": [...], "mismatched": [...],
+                  "ignored": [...]}，
     每个列表都已排序 / each list sorted; mismatched 的条目 entries look like
     "layers.0.up.weight: (12, 8) vs (8, 12)"（检查点形状 vs 模型形状 / checkpoint shape vs model shape）
     """

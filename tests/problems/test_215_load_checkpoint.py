@@ -1,6 +1,9 @@
-"""Problem 215 beyond validate: nn.Module.load_state_dict is refused, and the guard never leaks."""
+"""Problem 215 beyond validate: nn.Module.load_state_dict is refused, the guard never leaks, and a
+checkpoint in the real Qwen3.5 layout loads as transformers loads it."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
@@ -82,17 +85,34 @@ def test_statement_example_matches_the_reference() -> None:
         "missing": ["norm.bias"],
         "unexpected": ["extra.bias"],
         "mismatched": ["norm.weight: (3,) vs (2,)"],
+        "ignored": [],
     }
     assert m.embed_tokens.weight.dtype == torch.float32 and m.lm_head.weight is m.embed_tokens.weight
     with pytest.raises(ValueError) as exc:
         ref.load_checkpoint(m, sd)
     assert all(name in str(exc.value) for name in ("norm.bias", "extra.bias", "norm.weight"))
 
+    qwen35 = {
+        "model.language_model.embed_tokens.weight": torch.randn(4, 2),
+        "model.language_model.norm.weight": torch.ones(2),
+        "model.language_model.norm.bias": torch.zeros(2),
+        "model.visual.merger.linear_fc1.weight": torch.randn(2, 2),
+        "mtp.fc.weight": torch.randn(2, 4),
+    }
+    assert ref.load_checkpoint(m, qwen35, prefix="model.language_model.") == {
+        "loaded": ["embed_tokens.weight", "lm_head.weight", "norm.bias", "norm.weight"],
+        "missing": [],
+        "unexpected": [],
+        "mismatched": [],
+        "ignored": ["model.visual.merger.linear_fc1.weight", "mtp.fc.weight"],
+    }
+
 
 def test_strict_raises_on_a_single_kind_of_problem() -> None:
     """`missing and unexpected and mismatched` raised only when all three kinds were present."""
-    source = mutant_source(PROBLEM, "47:19:boolop")
-    assert set(failing_cases(PROBLEM, source)) == {"strict_single_problem"}
+    source = mutant_source(PROBLEM, "54:19:boolop")
+    # ignore_rules' strict call has one missing tensor beside ignored keys: a single kind too.
+    assert set(failing_cases(PROBLEM, source)) == {"strict_single_problem", "ignore_rules"}
     case = next(c for c in PROBLEM.cases if c.name == "strict_single_problem")
     expected = case.fn(source_module("reference", PROBLEM.reference.source()), Rng(case.seed))
     got = case.fn(source_module("mutant", source), Rng(case.seed))
@@ -103,5 +123,76 @@ def test_strict_raises_on_a_single_kind_of_problem() -> None:
 
 def test_state_dict_without_keep_vars_is_declared_equivalent() -> None:
     """Detached views share the parameters' storage: copy_ into them loads the same model."""
-    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "15:41:bool")) == {}
-    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"15:41:bool"}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "16:41:bool")) == {}
+    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"16:41:bool"}
+
+
+def test_a_real_qwen35_checkpoint_loads_what_transformers_loads(tmp_path: Path) -> None:
+    """A checkpoint saved by transformers' multimodal Qwen3_5ForConditionalGeneration (text model
+    under model.language_model., vision tower under model.visual., the tied lm_head left out),
+    with an mtp. head added as in Qwen's published checkpoints: the reference, given
+    prefix="model.language_model.", loads exactly the tensors Qwen3_5ForCausalLM.from_pretrained
+    loads, and lists the visual and mtp keys, which from_pretrained drops, as ignored."""
+    from safetensors.torch import load_file, save_file
+    from transformers import Qwen3_5Config
+    from transformers.models.qwen3_5.modeling_qwen3_5 import (
+        Qwen3_5ForCausalLM,
+        Qwen3_5ForConditionalGeneration,
+    )
+
+    text = {
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 2,
+        "layer_types": ["linear_attention", "full_attention"],
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 8,
+        "linear_num_key_heads": 2,
+        "linear_num_value_heads": 2,
+        "linear_key_head_dim": 8,
+        "linear_value_head_dim": 8,
+        "vocab_size": 64,
+        "tie_word_embeddings": True,
+    }
+    vision = {
+        "depth": 1,
+        "hidden_size": 16,
+        "intermediate_size": 16,
+        "num_heads": 2,
+        "out_hidden_size": 16,
+        "patch_size": 2,
+        "spatial_merge_size": 1,
+        "temporal_patch_size": 1,
+    }
+    torch.manual_seed(0)
+    config = Qwen3_5Config(text_config=text, vision_config=vision, tie_word_embeddings=True)
+    Qwen3_5ForConditionalGeneration(config).save_pretrained(tmp_path)  # type: ignore[no-untyped-call]
+    (file,) = tmp_path.glob("*.safetensors")
+    sd = load_file(file)
+    sd["mtp.fc.weight"] = torch.randn(16, 32)
+    sd["mtp.layers.0.input_layernorm.weight"] = torch.randn(16)
+    save_file(sd, file, metadata={"format": "pt"})
+    assert any(k.startswith("model.visual.") for k in sd) and "lm_head.weight" not in sd
+
+    theirs, info = Qwen3_5ForCausalLM.from_pretrained(tmp_path, output_loading_info=True)
+    assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys"))
+
+    # Ours: a fresh text model with other random weights, filled by the reference's loader.
+    ref = source_module("reference", PROBLEM.reference.source())
+    torch.manual_seed(1)
+    ours = Qwen3_5ForCausalLM(config.text_config)  # type: ignore[no-untyped-call]
+    report = ref.load_checkpoint(ours.model, sd, prefix="model.language_model.")
+    names = sorted(ours.model.state_dict())
+    assert report["loaded"] == names and report["ignored"] == sorted(
+        k for k in sd if k.startswith(("model.visual.", "mtp."))
+    )
+    assert report["missing"] == report["unexpected"] == report["mismatched"] == []
+    want = theirs.model.state_dict()
+    assert all(torch.equal(t, want[n]) for n, t in ours.model.state_dict().items())
+
+    # The default prefix loads nothing from this layout.
+    fresh = Qwen3_5ForCausalLM(config.text_config)  # type: ignore[no-untyped-call]
+    nothing = ref.load_checkpoint(fresh.model, sd, strict=False)
+    assert nothing["loaded"] == [] and nothing["missing"] == names
+    assert all(n.startswith("language_model.") for n in nothing["unexpected"])

@@ -3,7 +3,12 @@ the report is built from sets before anything is copied."""
 
 
 def load_checkpoint(
-    model, state_dict, prefix="model.", tied=("lm_head.weight", "embed_tokens.weight"), strict=True
+    model,
+    state_dict,
+    prefix="model.",
+    tied=("lm_head.weight", "embed_tokens.weight"),
+    strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     # state_dict() holds detached tensors that share storage with the parameters and buffers.
     views = model.state_dict()
@@ -11,7 +16,8 @@ def load_checkpoint(
     def strip(key):
         return key[len(prefix) :] if prefix and key.startswith(prefix) else key
 
-    ckpt = {strip(k): v for k, v in state_dict.items()}
+    skipped = {k for k in state_dict if any(k.startswith(p) for p in ignore)}
+    ckpt = {strip(k): v for k, v in state_dict.items() if k not in skipped}
     lookup = dict(ckpt)
     if tied:
         target, source = tied
@@ -25,6 +31,7 @@ def load_checkpoint(
         "missing": sorted(set(views) - set(lookup)),
         "unexpected": sorted(set(ckpt) - set(views)),
         "mismatched": sorted(f"{n}: {tuple(lookup[n].shape)} vs {tuple(views[n].shape)}" for n in mismatched),
+        "ignored": sorted(skipped),
     }
     if strict and (report["missing"] or report["unexpected"] or report["mismatched"]):
         raise ValueError(

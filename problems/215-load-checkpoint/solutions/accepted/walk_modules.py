@@ -16,12 +16,20 @@ def _state_tensors(model):
 
 
 def load_checkpoint(
-    model, state_dict, prefix="model.", tied=("lm_head.weight", "embed_tokens.weight"), strict=True
+    model,
+    state_dict,
+    prefix="model.",
+    tied=("lm_head.weight", "embed_tokens.weight"),
+    strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     tensors = _state_tensors(model)
-    renamed = {}
+    renamed, ignored = {}, []
     for key in state_dict:
-        renamed[key.removeprefix(prefix) if prefix else key] = state_dict[key]
+        if any(key.startswith(p) for p in ignore):
+            ignored.append(key)
+        else:
+            renamed[key.removeprefix(prefix) if prefix else key] = state_dict[key]
 
     def lookup(name):
         if name in renamed:
@@ -54,4 +62,5 @@ def load_checkpoint(
         "missing": sorted(missing),
         "unexpected": sorted(unexpected),
         "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
     }

@@ -10,6 +10,7 @@ def load_checkpoint(
     prefix="model.",
     tied=("lm_head.weight", "embed_tokens.weight"),
     strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     targets = dict(model.named_parameters())
     targets.update(
@@ -18,8 +19,11 @@ def load_checkpoint(
         if not isinstance(b, torch.nn.Parameter)
     )
 
-    entries = {}
+    entries, ignored = {}, []
     for key, value in state_dict.items():
+        if key.startswith(tuple(ignore)):
+            ignored.append(key)
+            continue
         name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
         entries[name] = value
 
@@ -44,6 +48,7 @@ def load_checkpoint(
         "missing": sorted(missing),
         "unexpected": sorted(unexpected),
         "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
     }
     if strict and (missing or unexpected or mismatched):
         lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]

@@ -10,11 +10,15 @@ def load_checkpoint(
     prefix="model.",
     tied=("lm_head.weight", "embed_tokens.weight"),
     strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     targets = model.state_dict(keep_vars=True)
 
-    entries = {}
+    entries, ignored = {}, []
     for key, value in state_dict.items():
+        if key.startswith(tuple(ignore)):
+            ignored.append(key)
+            continue
         name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
         entries[name] = value
 
@@ -39,6 +43,7 @@ def load_checkpoint(
         "missing": sorted(missing),
         "unexpected": sorted(unexpected),
         "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
     }
     if strict and (missing or unexpected or mismatched):
         lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]

@@ -10,12 +10,16 @@ def load_checkpoint(
     prefix="model.",
     tied=("lm_head.weight", "embed_tokens.weight"),
     strict=True,
+    ignore=("model.visual.", "mtp."),
 ):
     targets = dict(model.named_parameters(remove_duplicate=False))
     targets.update(model.named_buffers(remove_duplicate=False))
 
-    entries = {}
+    entries, ignored = {}, []
     for key, value in state_dict.items():
+        if key.startswith(tuple(ignore)):
+            ignored.append(key)
+            continue
         name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
         entries[name] = value
 
@@ -40,6 +44,7 @@ def load_checkpoint(
         "missing": sorted(missing),
         "unexpected": sorted(unexpected),
         "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
     }
     if strict and (missing or unexpected or mismatched):
         lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]

@@ -1,0 +1,65 @@
+"""ignore 列出的前缀（默认 "model.visual." 和 "mtp."）是这个纯文本模型没有的部分：真实的 Qwen3.5 检查点里有视觉塔和多 token 预测头。
+你没有用 ignore，这些键全都成了多余（unexpected），strict=True 时整个加载因此失败。以这些前缀开头的键（按原始键判断）要跳过，列入 "ignored"。
+The prefixes in ignore (by default "model.visual." and "mtp.") are parts this text-only model does not have: a
+real Qwen3.5 checkpoint holds a vision tower and a multi-token-prediction head. You never used ignore, so all
+those keys are unexpected and, with strict=True, the whole load fails. Skip the keys that start with one of
+these prefixes (judged on the raw key) and list them under "ignored"."""
+
+import torch
+
+
+def load_checkpoint(
+    model,
+    state_dict,
+    prefix="model.",
+    tied=("lm_head.weight", "embed_tokens.weight"),
+    strict=True,
+    ignore=("model.visual.", "mtp."),
+):
+    # Every parameter and persistent buffer, under every name it has (a tied weight is listed
+    # under both names). keep_vars=True gives the tensors themselves, not detached views.
+    targets = model.state_dict(keep_vars=True)
+
+    # The checkpoint's names with the prefix stripped where present ("lm_head.weight" has none).
+    # Keys under an ignored prefix hold parts this model does not have (a multimodal
+    # checkpoint's vision tower, its multi-token-prediction head): set aside, and reported.
+    entries, ignored = {}, []
+    for key, value in state_dict.items():
+        name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+        entries[name] = value
+
+    # A tied target the checkpoint lacks takes its source's tensor.
+    sources = dict(entries)
+    if tied is not None:
+        target, source = tied
+        if target in targets and target not in sources and source in sources:
+            sources[target] = sources[source]
+
+    # Phase 1: decide everything; touch nothing.
+    plan, missing, mismatched = [], [], []
+    for name, tensor in targets.items():
+        if name not in sources:
+            missing.append(name)
+        elif sources[name].shape != tensor.shape:
+            mismatched.append(f"{name}: {tuple(sources[name].shape)} vs {tuple(tensor.shape)}")
+        else:
+            plan.append((name, tensor, sources[name]))
+    unexpected = [name for name in entries if name not in targets]
+
+    report = {
+        "loaded": sorted(name for name, _, _ in plan),
+        "missing": sorted(missing),
+        "unexpected": sorted(unexpected),
+        "mismatched": sorted(mismatched),
+        "ignored": sorted(ignored),
+    }
+    if strict and (missing or unexpected or mismatched):
+        lines = [f"{kind}: {', '.join(report[kind])}" for kind in ("missing", "unexpected", "mismatched")]
+        raise ValueError("checkpoint does not fit the model\n" + "\n".join(lines))
+
+    # Phase 2: copy values into the existing tensors. copy_ converts the dtype and never
+    # shares storage with the checkpoint; no_grad because parameters require grad.
+    with torch.no_grad():
+        for _, tensor, value in plan:
+            tensor.copy_(value)
+    return report
