@@ -1,9 +1,10 @@
 """你的状态存了最后 kernel 个输入，多了一个。下一个 token 自己会补上最新的那个位置，
 所以状态只需要它前面的 kernel-1 个：形状 (batch, channels, kernel-1)，step 里把
-cat([state, x_t]) 的前 1 个丢掉就是新状态。
+cat([state, x_t]) 的前 1 个丢掉就是新状态。（transformers 的缓存确实存 kernel 个，但最旧的那个从不被读到；本题的约定是 kernel-1 个。）
 Your state keeps the last kernel inputs, one too many. The next token fills the newest slot
 itself, so the state holds only the kernel-1 before it: shape (batch, channels, kernel-1); in
-the step, drop the first of cat([state, x_t]) to get the new state."""
+the step, drop the first of cat([state, x_t]) to get the new state. (transformers' cache does
+keep kernel values, but never reads the oldest; this problem's contract is kernel-1.)"""
 
 import torch
 import torch.nn.functional as F
