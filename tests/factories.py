@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import textwrap
 import types
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from judge.casekit import Rng
@@ -15,6 +18,8 @@ from judge.grading import judge_source
 from judge.interfaces import Which
 from judge.package import Problem
 from judge.report import Report
+from judge.runner.job import PartSource
+from judge.runner.parts import PartFinder
 from sandbox.backend import Backend
 from sandbox.local import LocalBackend
 from tests.paths import REPO_ROOT
@@ -136,16 +141,35 @@ def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: Wh
     return judge_source(problem, source, shared_backend(), store, which, parts=problem.reference_parts())
 
 
-def source_module(name: str, source: str) -> types.ModuleType:
+@contextlib.contextmanager
+def _serving(parts: Sequence[PartSource]) -> Iterator[None]:
+    """The parts importable (qwen.norm, ...) while a source runs, as the runner serves them; the
+    names a source imported stay bound after, the course package leaves sys.modules."""
+    if not parts:
+        yield
+        return
+    finder = PartFinder()
+    finder.install(list(parts))
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if n == "qwen" or n.startswith("qwen.")]:
+            del sys.modules[name]
+
+
+def source_module(name: str, source: str, parts: Sequence[PartSource] = ()) -> types.ModuleType:
     """A reference, starter or solution as a module of this process: package unit tests call it
-    directly instead of paying a runner start per check."""
+    directly instead of paying a runner start per check. `parts`: what its imports of the
+    course package get (a problem's reference_parts())."""
     module = types.ModuleType(name)
-    exec(compile(source, f"{name}.py", "exec"), module.__dict__)
+    with _serving(parts):
+        exec(compile(source, f"{name}.py", "exec"), module.__dict__)
     return module
 
 
 def package_module(problem: Problem, path: str, name: str) -> types.ModuleType:
-    return source_module(name, problem.read(path))
+    return source_module(name, problem.read(path), problem.reference_parts())
 
 
 def mutant_source(problem: Problem, mutant_id: str) -> str:
@@ -160,8 +184,8 @@ def mutant_source(problem: Problem, mutant_id: str) -> str:
 
 def failing_cases(problem: Problem, source: str) -> dict[str, list[str]]:
     """Run every case in this process on the reference and on `source`: the cases that differ."""
-    ref = source_module("reference", problem.reference.source())
-    impl = source_module("candidate", source)
+    ref = source_module("reference", problem.reference.source(), problem.reference_parts())
+    impl = source_module("candidate", source, problem.reference_parts())
     failing = {}
     for c in problem.cases:
         mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
