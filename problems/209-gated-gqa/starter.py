@@ -1,20 +1,10 @@
-import math
-
 import torch
 import torch.nn as nn
 
-
-class RMSNorm(nn.Module):
-    """零中心的 RMSNorm（第 204 题）/ zero-centred RMSNorm (problem 204): x / rms(x) * (1 + weight)."""
-
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        # TODO: weight 形状 (dim,)，初始为 0；统计量用 fp32，输出与输入 dtype 相同
-        # TODO: weight of shape (dim,), zeros; statistics in fp32, output in the input's dtype
-        raise NotImplementedError
-
-    def forward(self, x):
-        raise NotImplementedError
+# 零件：你在第 204、205、208 题里的解答 / parts: your solutions to problems 204, 205 and 208
+from qwen.norm import RMSNorm
+from qwen.rope import apply_rope
+from qwen.sdpa import attention
 
 
 class GatedAttention(nn.Module):
@@ -41,10 +31,10 @@ class GatedAttention(nn.Module):
         """
         # TODO: 投影；把 q_proj 的输出 view 成 (batch, seq, n_heads, 2 * head_dim) 再切出查询和门
         # TODO: project; view q_proj's output as (batch, seq, n_heads, 2 * head_dim), then split query and gate
-        # TODO: 每个头做 q_norm / k_norm，然后对前 rotary_dim 个特征做 RoPE
-        # TODO: q_norm / k_norm per head, then RoPE on the first rotary_dim features
-        # TODO: 因果注意力，查询头 h 使用 kv 头 h // (n_heads // n_kv_heads)
-        # TODO: causal attention in which query head h uses kv head h // (n_heads // n_kv_heads)
+        # TODO: 每个头做 q_norm / k_norm，然后 apply_rope(t, cos, sin, torch.arange(seq))（t 为 (batch, seq, heads, head_dim)）
+        # TODO: q_norm / k_norm per head, then apply_rope(t, cos, sin, torch.arange(seq)) (t of shape (batch, seq, heads, head_dim))
+        # TODO: attention(q, k, v)（(batch, heads, seq, head_dim)），查询头 h 使用 kv 头 h // (n_heads // n_kv_heads)
+        # TODO: attention(q, k, v) ((batch, heads, seq, head_dim)), query head h using kv head h // (n_heads // n_kv_heads)
         # TODO: 乘 sigmoid(gate)，再过 o_proj
         # TODO: multiply by sigmoid(gate), then apply o_proj
         raise NotImplementedError

@@ -1,28 +1,11 @@
-"""No repeated kv heads: queries are grouped as (kv_head, group) and einsum broadcasts over the group."""
+"""No repeated kv heads: queries are grouped as (kv_head, group) and einsum broadcasts over the
+group. The norms and RoPE are the parts (problems 204 and 205); the attention is written here."""
 
 import torch
 from torch import nn
 
-
-class ZeroCentredRMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(dim))
-        self.eps = eps
-
-    def forward(self, x):
-        xf = x.float()
-        rms = torch.sqrt((xf * xf).sum(-1, keepdim=True) / x.shape[-1] + self.eps)
-        return (xf / rms * (self.weight.float() + 1)).type_as(x)
-
-
-def rope(x, cos, sin):
-    r = cos.shape[-1]
-    xf = x.float()
-    x1, x2, rest = xf[..., : r // 2], xf[..., r // 2 : r], xf[..., r:]
-    c1, c2 = cos[..., : r // 2], cos[..., r // 2 :]
-    s1, s2 = sin[..., : r // 2], sin[..., r // 2 :]
-    return torch.cat([x1 * c1 - x2 * s1, x2 * c2 + x1 * s2, rest], dim=-1).type_as(x)
+from qwen.norm import RMSNorm
+from qwen.rope import apply_rope
 
 
 class GatedAttention(nn.Module):
@@ -33,8 +16,8 @@ class GatedAttention(nn.Module):
         self.k_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
         self.v_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
         self.o_proj = nn.Linear(n_heads * head_dim, dim, bias=False)
-        self.q_norm = ZeroCentredRMSNorm(head_dim, eps)
-        self.k_norm = ZeroCentredRMSNorm(head_dim, eps)
+        self.q_norm = RMSNorm(head_dim, eps)
+        self.k_norm = RMSNorm(head_dim, eps)
 
     def forward(self, x, cos, sin):
         b, t, _ = x.shape
@@ -42,8 +25,9 @@ class GatedAttention(nn.Module):
         g = h // kvh
         qg = self.q_proj(x).view(b, t, h, 2, d)
         q, gate = qg[..., 0, :], qg[..., 1, :]
-        q = rope(self.q_norm(q), cos[:, None], sin[:, None])  # (b, t, h, d)
-        k = rope(self.k_norm(self.k_proj(x).view(b, t, kvh, d)), cos[:, None], sin[:, None])
+        pos = torch.arange(t)
+        q = apply_rope(self.q_norm(q), cos, sin, pos)  # (b, t, h, d)
+        k = apply_rope(self.k_norm(self.k_proj(x).view(b, t, kvh, d)), cos, sin, pos)
         v = self.v_proj(x).view(b, t, kvh, d)
 
         # Query head h = kv * g + j belongs to kv head `kv`: the same as repeat_interleave.

@@ -1,40 +1,21 @@
 """门要乘在 o_proj 之前：它有 n_heads·head_dim 个数，与注意力输出逐元素对应，每个头的每个特征各有自己的门。乘在 o_proj 之后，只有 dim 恰好等于 n_heads·head_dim 时形状才对得上，而且门控的是混合之后的特征，意义完全不同。
 Apply the gate before o_proj: it has n_heads·head_dim numbers, one per feature of each head's attention output. After o_proj the shapes only fit when dim happens to equal n_heads·head_dim, and then the gate scales mixed features, which means something else entirely."""
 
-import math
-
 import torch
-from torch import nn
+import torch.nn as nn
 
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(dim))
-        self.eps = eps
-
-    def forward(self, x):
-        xf = x.float()
-        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
-        return (y * (1.0 + self.weight.float())).to(x.dtype)
-
-
-def rotate_half(x):
-    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat([-x2, x1], dim=-1)
-
-
-def apply_rope(x, cos, sin):
-    r = cos.shape[-1]
-    xf = x.float()
-    x_rot, x_pass = xf[..., :r], xf[..., r:]
-    return torch.cat([x_rot * cos + rotate_half(x_rot) * sin, x_pass], dim=-1).to(x.dtype)
+from qwen.norm import RMSNorm
+from qwen.rope import apply_rope
+from qwen.sdpa import attention
 
 
 class GatedAttention(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, head_dim, eps=1e-6):
+    def __init__(self, dim: int, n_heads: int, n_kv_heads: int, head_dim: int, eps: float = 1e-6) -> None:
         super().__init__()
+        if n_heads % n_kv_heads:
+            raise ValueError("n_heads must be a multiple of n_kv_heads")
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, head_dim
+        # Per head, 2 * head_dim outputs: the query, then that head's gate.
         self.q_proj = nn.Linear(dim, n_heads * head_dim * 2, bias=False)
         self.k_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
         self.v_proj = nn.Linear(dim, n_kv_heads * head_dim, bias=False)
@@ -42,23 +23,28 @@ class GatedAttention(nn.Module):
         self.q_norm = RMSNorm(head_dim, eps)
         self.k_norm = RMSNorm(head_dim, eps)
 
-    def forward(self, x, cos, sin):
-        b, t, _ = x.shape
-        h, kvh, d = self.n_heads, self.n_kv_heads, self.head_dim
-        q, gate = self.q_proj(x).view(b, t, h, 2 * d).split(d, dim=-1)
-        gate = gate.reshape(b, t, h * d)
-        k = self.k_proj(x).view(b, t, kvh, d)
-        v = self.v_proj(x).view(b, t, kvh, d).transpose(1, 2)
-        q = apply_rope(self.q_norm(q).transpose(1, 2), cos, sin)
-        k = apply_rope(self.k_norm(k).transpose(1, 2), cos, sin)
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        batch, seq, _ = x.shape
+        hd = self.head_dim
+        q, gate = self.q_proj(x).view(batch, seq, self.n_heads, 2 * hd).split(hd, dim=-1)
+        k = self.k_proj(x).view(batch, seq, self.n_kv_heads, hd)
+        v = self.v_proj(x).view(batch, seq, self.n_kv_heads, hd)
 
-        group = h // kvh
+        # Per-head norms first (over head_dim), then RoPE, both on (batch, seq, heads, head_dim).
+        # The tables hold positions 0..seq-1, so position t reads row t.
+        positions = torch.arange(seq, device=x.device)
+        q = apply_rope(self.q_norm(q), cos, sin, positions).transpose(1, 2)
+        k = apply_rope(self.k_norm(k), cos, sin, positions).transpose(1, 2)
+        v = v.transpose(1, 2)
+
+        # Query head h reads kv head h // group: consecutive query heads share a kv head.
+        group = self.n_heads // self.n_kv_heads
         k = k.repeat_interleave(group, dim=1)
         v = v.repeat_interleave(group, dim=1)
-        scores = (q.float() @ k.float().transpose(-2, -1)) / math.sqrt(d)
-        future = torch.ones(t, t, dtype=torch.bool).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
-        out = (torch.softmax(scores, dim=-1) @ v.float()).to(x.dtype)
-        out = out.transpose(1, 2).reshape(b, t, h * d)
+        out = attention(q, k, v)  # (batch, n_heads, seq, head_dim), causal, no padding here
+
+        out = out.transpose(1, 2).reshape(batch, seq, self.n_heads * hd)
+        gate = gate.reshape(batch, seq, self.n_heads * hd)
+        # The gate is applied in fp32 and rounded once, before the output projection.
         y = self.o_proj(out)
         return (y.float() * torch.sigmoid(gate.float())).to(x.dtype)
