@@ -25,9 +25,10 @@ Ratios are the worst |got - expected| / (atol + rtol |expected|); 1 is the edge.
   hf_eager_style, moduledict_einsum, silu written as g * sigmoid(g) and sum(x*x)/dim are
   bit-identical on both paths; sdpa_in_activation_dtype and x / sqrt(...) (one fp32 ulp from
   x * rsqrt, rarely a bf16 step) are 0 ulp on attention_path and at most 2 ulp on 0.05% of
-  mlp_path, which squares the norm's output. Mistakes: statistics in bf16 (mutant 19:13) are
+  mlp_path, which squares the norm's output. Mistakes (in the norm, whether
+  problem 204's part or one written inline): statistics in bf16 are
   2 ulp off on 27-36% (attention) and 4-5 ulp on 29-39% (mlp) of the elements; 1 + w in bf16
-  (mutant 21:27) 2 ulp on 18-27% and 3-4 ulp on 18-28%; the normalised x rounded to bf16 before
+  2 ulp on 18-27% and 3-4 ulp on 18-28%; the normalised x rounded to bf16 before
   the weight 2 ulp on 18-24% and 3-4 ulp on 22-27%; the whole norm in bf16 (wrong/norm_in_bf16)
   2-3 ulp on 31-42% and 4-6 ulp on 36-44%. Every run of each fails both the ulp bound
   (1 on attention_path, 2 on mlp_path) and the 2% fraction. Wiring mistakes are hundreds of ulps

@@ -1,24 +1,12 @@
-"""Reference for problem 214: a pre-norm decoder layer (zero-centred RMSNorm, causal GQA, SwiGLU)."""
-
-import math
+"""Reference for problem 214: a pre-norm decoder layer wired from the parts: problem 204's
+zero-centred RMSNorm, 206's SwiGLU and 208's causal attention."""
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-
-class RMSNorm(nn.Module):
-    """Zero-centred RMSNorm as in problem 204: statistics and 1 + weight in fp32."""
-
-    def __init__(self, dim: int, eps: float = 1e-6) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(dim))  # stored as w - 1: zeros mean "scale by one"
-        self.eps = eps
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        xf = x.float()
-        y = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return (y * (1.0 + self.weight.float())).to(x.dtype)
+from qwen.mlp import SwiGLU
+from qwen.norm import RMSNorm
+from qwen.sdpa import attention
 
 
 class Attention(nn.Module):
@@ -41,25 +29,9 @@ class Attention(nn.Module):
         group = self.n_heads // self.n_kv_heads
         k = k.repeat_interleave(group, dim=1)  # query head h reads kv head h // group
         v = v.repeat_interleave(group, dim=1)
-        # Scores, softmax and the weighted sum in fp32, back to the activation dtype for o_proj.
-        scores = q.float() @ k.float().transpose(-1, -2) / math.sqrt(self.head_dim)
-        future = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
-        out = (torch.softmax(scores, dim=-1) @ v.float()).to(x.dtype)
+        # Scores, softmax and the weighted sum in fp32 (the part), back in the activation dtype.
+        out = attention(q, k, v)
         return self.o_proj(out.transpose(1, 2).reshape(b, s, self.n_heads * self.head_dim))
-
-
-class MLP(nn.Module):
-    """SwiGLU as in problem 206."""
-
-    def __init__(self, dim: int, hidden: int) -> None:
-        super().__init__()
-        self.gate_proj = nn.Linear(dim, hidden, bias=False)
-        self.up_proj = nn.Linear(dim, hidden, bias=False)
-        self.down_proj = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class DecoderLayer(nn.Module):
@@ -70,7 +42,7 @@ class DecoderLayer(nn.Module):
         self.input_layernorm = RMSNorm(dim, eps)
         self.self_attn = Attention(dim, n_heads, n_kv_heads, head_dim)
         self.post_attention_layernorm = RMSNorm(dim, eps)
-        self.mlp = MLP(dim, hidden)
+        self.mlp = SwiGLU(dim, hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Pre-norm: each sublayer reads a normalised copy; the residual stream itself is never

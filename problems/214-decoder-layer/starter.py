@@ -1,22 +1,10 @@
-import math
-
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-
-class RMSNorm(nn.Module):
-    """零中心的 RMSNorm（第 204 题）/ zero-centred RMSNorm (problem 204): y = x / rms(x) * (1 + weight)."""
-
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        # TODO: weight 形状 (dim,)，初始化为 0 / weight of shape (dim,), initialised to zeros
-        raise NotImplementedError
-
-    def forward(self, x):
-        # TODO: 统计量和 1 + weight 在 fp32 中计算，输出与 x 的 dtype 相同
-        # TODO: statistics and 1 + weight in fp32; output in x's dtype
-        raise NotImplementedError
+# 零件：你在第 204、206、208 题里的解答 / parts: your solutions to problems 204, 206 and 208
+from qwen.mlp import SwiGLU
+from qwen.norm import RMSNorm
+from qwen.sdpa import attention
 
 
 class Attention(nn.Module):
@@ -31,17 +19,8 @@ class Attention(nn.Module):
 
     def forward(self, x):
         # x: (batch, seq, dim) -> (batch, seq, dim)
-        raise NotImplementedError
-
-
-class MLP(nn.Module):
-    """SwiGLU（第 206 题）/ SwiGLU (problem 206): down_proj(silu(gate_proj(x)) * up_proj(x))."""
-
-    def __init__(self, dim, hidden):
-        super().__init__()
-        raise NotImplementedError
-
-    def forward(self, x):
+        # TODO: 投影并拆成 (batch, heads, seq, head_dim)；kv 头用 repeat_interleave 展开；attention(q, k, v)
+        # TODO: project and split into (batch, heads, seq, head_dim); expand kv heads with repeat_interleave; attention(q, k, v)
         raise NotImplementedError
 
 
@@ -49,6 +28,8 @@ class DecoderLayer(nn.Module):
     """预归一化解码层 / a pre-norm decoder layer.
 
     子模块名必须是 / submodules must be named: input_layernorm, self_attn, post_attention_layernorm, mlp
+      input_layernorm, post_attention_layernorm: RMSNorm(dim, eps)
+      mlp: SwiGLU(dim, hidden)
 
     forward(x):
         h = x + self_attn(input_layernorm(x))

@@ -10,7 +10,7 @@ from judge.casekit import Rng, load_params
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, mutant_source, source_module
+from tests.factories import failing_cases, judge_problem, package_module
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "214-decoder-layer")
@@ -18,7 +18,7 @@ CFG = {"dim": 24, "n_heads": 6, "n_kv_heads": 2, "head_dim": 5, "hidden": 40}
 
 
 def test_reference_matches_torch_builtins() -> None:
-    ref = source_module("reference", PROBLEM.reference.source())
+    ref = package_module(PROBLEM, "reference.py", "reference")
     layer = ref.DecoderLayer(**CFG)
     weights = PROBLEM.cases_module.layer_weights(Rng(3), **CFG)
     load_params(layer, **weights)
@@ -47,7 +47,7 @@ def test_reference_matches_torch_builtins() -> None:
 
 
 def test_zero_output_projections_make_the_layer_the_identity() -> None:
-    ref = source_module("reference", PROBLEM.reference.source())
+    ref = package_module(PROBLEM, "reference.py", "reference")
     layer = ref.DecoderLayer(**CFG)
     with torch.no_grad():
         layer.self_attn.o_proj.weight.zero_()
@@ -66,10 +66,7 @@ def test_a_mask_buffer_must_not_enter_the_state_dict(persistent: bool) -> None:
         f"            'causal', torch.ones(64, 64, dtype=torch.bool).triu(1), persistent={persistent}\n"
         "        )\n",
     )
-    src = src.replace(
-        "future = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)", "future = self.causal[:s, :s]"
-    )
-    assert "self.causal[:s, :s]" in src
+    assert "register_buffer" in src
     failing = failing_cases(PROBLEM, src)
     if persistent:
         assert set(failing) == {"parameters"}
@@ -79,7 +76,7 @@ def test_a_mask_buffer_must_not_enter_the_state_dict(persistent: bool) -> None:
 
 
 def test_starter_raises_not_implemented_everywhere() -> None:
-    starter = source_module("starter", PROBLEM.starter.source())
+    starter = package_module(PROBLEM, "starter.py", "starter")
     for c in PROBLEM.cases:
         with pytest.raises(NotImplementedError):
             c.fn(starter, Rng(c.seed))
@@ -103,17 +100,22 @@ def test_residual_aliased_through_assignment_fails_the_untouched_case(store: Exp
     assert backward.verdict == Verdict.RE  # in place on a leaf that requires grad
 
 
-@pytest.mark.parametrize("mutant_id", ["19:13:drop-cast", "21:27:drop-cast"])
-def test_norm_rounding_in_bf16_is_caught_only_by_the_norm_probe(mutant_id: str) -> None:
-    """Statistics or 1 + w in bf16: forward_bf16's tolerance absorbs it; bf16_norm_precision does not."""
-    failing = failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("xf = x.float()\n    return xf", "xf = x\n    return xf"),  # statistics in the input's dtype
+        ("1.0 + self.weight.float()", "1.0 + self.weight"),  # 1 + w rounded to the module's dtype
+    ],
+    ids=["bf16_statistics", "weight_not_cast"],
+)
+def test_norm_rounding_in_bf16_is_caught_only_by_the_norm_probe(old: str, new: str) -> None:
+    """Statistics or 1 + w in bf16: forward_bf16's tolerance absorbs it; bf16_norm_precision does not.
+    The norm is problem 204's part; here a learner writes it inline, imprecisely, in its place."""
+    norm = next(p for p in PROBLEM.part_problems if p.id == "204").reference.source()
+    assert old in norm
+    src = PROBLEM.reference.source().replace("from qwen.norm import RMSNorm\n", norm.replace(old, new))
+    assert "from qwen.norm" not in src
+    failing = failing_cases(PROBLEM, src)
     assert set(failing) == {"bf16_norm_precision"}
     assert any("attention_path" in m for m in failing["bf16_norm_precision"])
     assert any("mlp_path" in m for m in failing["bf16_norm_precision"])
-
-
-def test_finfo_min_mask_fill_is_declared_equivalent() -> None:
-    """The causal diagonal always holds a finite score, so finfo.min and -inf give the same softmax."""
-    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "47:44:fill-finfo-min")) == {}
-    declared = {e.id for e in PROBLEM.spec.mutants.equivalent}
-    assert declared == {"47:44:fill-finfo-min"}
