@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.package import PackageError, Problem, find_problem
+from judge.package import PackageError, Problem, all_problem_dirs, find_problem
 from tests.factories import make_package
 from tests.paths import REPO_ROOT
 
@@ -12,6 +12,17 @@ def test_the_shipped_problems_load() -> None:
     assert p.spec.entry_points == ["RMSNorm", "GatedRMSNorm", "l2norm"]
     assert sum(c.points for c in p.cases) == p.spec.points == 100
     assert len(p.content_hash) == 64
+
+
+def test_the_shipped_course_package_is_one_package() -> None:
+    """Every shipped problem is a module of qwen/, no two the same, and every part resolves."""
+    problems = [Problem(d) for d in all_problem_dirs(REPO_ROOT / "problems")]
+    modules = [p.spec.module for p in problems]
+    assert all(m is not None and m.startswith("qwen.") for m in modules), modules
+    assert len(set(modules)) == len(modules), modules
+    for p in problems:
+        ids = [part.id for part in p.part_problems]
+        assert len(set(ids)) == len(ids) and p.id not in ids
 
 
 @pytest.mark.parametrize(
