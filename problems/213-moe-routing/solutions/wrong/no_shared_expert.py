@@ -53,16 +53,9 @@ def moe_block(
     shared_expert_gate: torch.Tensor,
     top_k: int,
 ):
-    # Every token of every sequence is one row. In fp32, so that moe_forward's y stays in fp32
-    # too and y is rounded to x's dtype once, after the shared expert is added.
+    # Every token of every sequence is one row, in fp32.
     xf = x.reshape(-1, x.shape[-1]).float()
     # Qwen3.5-MoE's router always renormalises its top k.
     routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
-    # The shared expert: one SwiGLU MLP that every token goes through, whatever the router chose.
-    gate = F.silu(xf @ shared_gate_proj.float().t())
-    up = xf @ shared_up_proj.float().t()
-    shared = (gate * up) @ shared_down_proj.float().t()
-    # Its gate: one sigmoid per token, a (tokens, 1) column, independent of the routing weights.
-    shared_weight = torch.sigmoid(xf @ shared_expert_gate.float().t())
-    y = routed
-    return y.reshape(x.shape).to(x.dtype), router_logits
+    # Only the routed experts: the shared expert is never computed.
+    return routed.reshape(x.shape).to(x.dtype), router_logits
