@@ -54,10 +54,9 @@ def moe_block(
     shared_expert_gate: torch.Tensor,
     top_k: int,
 ):
-    # Every token of every sequence is one row. In fp32, so that moe_forward's y stays in fp32
-    # too and y is rounded to x's dtype once, after the shared expert is added.
+    # Every token of every sequence is one row.
     xf = x.reshape(-1, x.shape[-1]).float()
-    # Qwen3.5-MoE's router always renormalises its top k.
+    # moe_forward on x in its own dtype: the routed sum comes back already rounded to it.
     routed, router_logits = moe_forward(x.reshape(-1, x.shape[-1]), router_weight, gate_up_proj, down_proj, top_k)
     routed = routed.float()
     # The shared expert: one SwiGLU MLP that every token goes through, whatever the router chose.
