@@ -55,7 +55,7 @@ bench: setup
 
 # The README's screenshots, taken by the browser tests in Debian's Chromium.
 screenshots: setup frontend
-	JUDGE_SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q tests/web/pages/test_browser.py
+	JUDGE_SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q tests/web/pages/test_browser.py tests/web/pages/test_browser_parts.py
 
 # Re-extract the UI's messages and merge them into the Chinese catalogs (then translate the new ones).
 I18N := web/i18n
