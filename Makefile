@@ -38,7 +38,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 pytest: setup frontend
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=25
 
 validate: setup
 	$(BIN)/judge validate --all

@@ -206,19 +206,23 @@ def test_cli_part_replaces_one_reference(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_parts_and_data_travel_inside_the_sandboxed_job(tmp_path: Path, docker_backend: Backend) -> None:
     """In the Docker sandbox, as the site judges: the learner's part and the package's data are
-    in the job (the container has neither the problems folder nor the network)."""
-    _, user = course(tmp_path)
-    mine = PartSource("901", "course.double", "def f(x):\n    return x + x\n", "learner")
-    store = ExpectedStore(tmp_path / "cache")
-    report = judge_source(user, USES_PART, docker_backend, store, parts=[mine])
-    assert report.verdict == Verdict.AC and report.backend == "docker", report.to_dict("en")
-    missing = judge_source(
-        user, USES_PART, docker_backend, store, parts=[PartSource("901", "course.double", None)]
+    in the job (the container has neither the problems folder nor the network). One package
+    holds both, so the sandbox runs one trusted job and one learner's job."""
+    make_package(tmp_path, problem_id="901", slug="double", extra_toml='module = "course.double"')
+    pkg = make_package(
+        tmp_path,
+        problem_id="902",
+        slug="plus-one",
+        cases=DATA_CASES,
+        reference=USES_PART,
+        wrong={"plus_two": '"""加了 2 / You added 2."""\ndef f(x):\n    return 2 * x + 2\n'},
+        extra_toml='module = "course.plus_one"\nparts = ["901"]\ndata = ["tables"]',
     )
-    assert missing.verdict == Verdict.CE
-
-    pkg = make_package(tmp_path / "data", cases=DATA_CASES, extra_toml='data = ["tables"]')
     (pkg / "tables").mkdir()
     (pkg / "tables" / "scale.txt").write_text("3.5\n")
-    judged = judge_source(Problem(pkg), "def f(x):\n    return x * 2\n", docker_backend, store)
-    assert judged.verdict == Verdict.AC, judged.to_dict("en")
+    mine = PartSource("901", "course.double", "def f(x):\n    return x + x\n", "learner")
+    report = judge_source(
+        Problem(pkg), USES_PART, docker_backend, ExpectedStore(tmp_path / "cache"), parts=[mine]
+    )
+    assert report.verdict == Verdict.AC and report.backend == "docker", report.to_dict("en")
+    assert [(p.origin, p.used) for p in report.parts] == [("learner", True)]

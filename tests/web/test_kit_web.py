@@ -71,7 +71,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             assert res.headers["Content-Type"] == "application/zip"
             archive = zipfile.ZipFile(io.BytesIO(res.read()))
         names = archive.namelist()
-        assert "practice/judge.py" in names and "practice/204-rmsnorm/solution.py" in names
+        assert "practice/judge.py" in names and "practice/qwen/norm.py" in names
         assert not [n for n in names if "reference" in n or "/solutions/" in n]
         archive.extractall(tmp / "unpacked")
         username = unique_name("kit")
@@ -103,7 +103,7 @@ def test_the_kit_points_at_its_server(served: Served) -> None:
 
 
 def test_submit_records_a_scored_submission(served: Served) -> None:
-    (served.kit / "204-rmsnorm" / "solution.py").write_text(CORRECT)
+    (served.kit / "qwen" / "norm.py").write_text(CORRECT)
     res = kit_judge(served, "204", "--submit")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "100/100" in res.stdout and "正式评测" in res.stdout
