@@ -231,8 +231,9 @@ def test_kit_code_is_python_3_10(kit: Path) -> None:
 
 
 def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(tmp_path: Path) -> None:
+    from judge.backends import make_backend
     from judge.kit import build_kit
-    from tests.factories import local_backend
+    from judge.settings import SandboxSettings
     from tests.judge.test_parts import MY_DOUBLE, USES_PART, course
 
     part, user = course(tmp_path / "problems")
@@ -241,7 +242,11 @@ def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(
     (out / "practice" / part.root.name).mkdir(parents=True)
     (out / "practice" / part.root.name / "solution.py").write_text("def f(x):\n    return x * 3\n")
     store = ExpectedStore(tmp_path / "cache")
-    practice = build_kit(out, [part, user], store, local_backend(), "http://127.0.0.1:9")
+    backend, _ = make_backend("auto", SandboxSettings(mode="fork", pool_size=1))  # Docker under CI
+    try:
+        practice = build_kit(out, [part, user], store, backend, "http://127.0.0.1:9")
+    finally:
+        backend.close()
     assert (practice / "course" / "__init__.py").is_file()
     assert (practice / "course" / "double.py").read_text() == "def f(x):\n    return x * 3\n"
     assert not (practice / part.root.name / "solution.py").exists()
