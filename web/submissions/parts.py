@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from judge.package import Problem
@@ -24,16 +24,21 @@ def learner_parts(db: Session, user_id: int, problem: Problem) -> list[PartSourc
     return parts
 
 
+def _accepted_submits(user_id: int) -> tuple[ColumnElement[bool], ...]:
+    """The learner's fully accepted submissions: a Submit with AC (a Run is not one). The one
+    rule the worker judges by and the pages show."""
+    return (
+        Submission.user_id == user_id,
+        Submission.mode == Mode.SUBMIT,
+        Submission.verdict == Verdict.AC.value,
+    )
+
+
 def latest_accepted(db: Session, user_id: int, problem_id: str) -> str | None:
-    """The code of the learner's latest fully accepted submission (a Run is not one)."""
+    """The code of the learner's latest fully accepted submission of `problem_id`."""
     return db.scalar(
         select(Submission.code)
-        .where(
-            Submission.user_id == user_id,
-            Submission.problem_id == problem_id,
-            Submission.mode == Mode.SUBMIT,
-            Submission.verdict == Verdict.AC.value,
-        )
+        .where(*_accepted_submits(user_id), Submission.problem_id == problem_id)
         .order_by(Submission.id.desc())
         .limit(1)
     )
@@ -58,12 +63,7 @@ def part_statuses(db: Session, user_id: int | None, problem: Problem) -> list[Pa
         solved = set(
             db.scalars(
                 select(Submission.problem_id)
-                .where(
-                    Submission.user_id == user_id,
-                    Submission.problem_id.in_(ids),
-                    Submission.mode == Mode.SUBMIT,
-                    Submission.verdict == Verdict.AC.value,
-                )
+                .where(*_accepted_submits(user_id), Submission.problem_id.in_(ids))
                 .distinct()
             )
         )
