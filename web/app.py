@@ -54,6 +54,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        platform.notices.start()
         if platform.pool is not None:
             platform.pool.start()
         try:
@@ -61,6 +62,7 @@ def create_app(
         finally:
             if platform.pool is not None:
                 platform.pool.stop()
+            platform.notices.close()
             platform.engine.dispose()
 
     app = FastAPI(

@@ -80,8 +80,9 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     from web.db import make_engine, make_sessionmaker
     from web.metrics import Metrics
     from web.migrate import is_current
+    from web.notify import Topic, make_notices
     from web.platform import judge_context
-    from web.problems.sync import load_packages, sync_problems
+    from web.problems.sync import load_packages, replace_problems, sync_problems
     from web.submissions.worker import QueueSettings, WorkerPool
 
     engine = make_engine(settings.sqlalchemy_url())
@@ -91,8 +92,16 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
             "start `judge serve` or run `judge db upgrade`"
         )
     factory = make_sessionmaker(engine)
+    notices = make_notices(engine)
+    notices.attach(factory)
     problems = load_packages(settings.problems_dir)
-    sync_problems(factory, problems)
+    sync_problems(factory, problems, notices)
+
+    # Another process synced problems/ (an admin's reload, `judge problems sync`): read it again.
+    def reload(_payload: str) -> None:
+        replace_problems(problems, load_packages(settings.problems_dir))
+
+    notices.subscribe(Topic.PROBLEMS, reload)
     try:
         context, warnings = judge_context(settings, problems, serving_others=True)
     except _platform_errors() as exc:
@@ -100,7 +109,7 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     for warning in warnings:
         log.warning("%s", warning)
     queue_settings = QueueSettings.of(settings)
-    pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}))
+    pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}), notices)
     done = threading.Event()
 
     def _stop(_sig: int, _frame: Any) -> None:
@@ -108,11 +117,13 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    notices.start()
     pool.start()
     log.info("judge worker: %s threads on the %s backend", args.threads, context.backend.name)
     done.wait()
     log.info("judge worker: stopping (waiting up to 30 s for the judgements under way)")
     pool.stop()
+    notices.close()
     return 0
 
 
@@ -152,10 +163,13 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
 
 def _problems_sync(_args: argparse.Namespace, settings: WebSettings) -> int:
     from web.db import make_sessionmaker
+    from web.notify import make_notices
     from web.problems.sync import load_packages, sync_problems
 
     problems = load_packages(settings.problems_dir)
-    changed = sync_problems(make_sessionmaker(_migrated_engine(settings)), problems)
+    engine = _migrated_engine(settings)
+    # Running servers and workers (every host, on PostgreSQL) reload problems/ after the commit.
+    changed = sync_problems(make_sessionmaker(engine), problems, make_notices(engine))
     print(f"{len(problems)} problems; new versions: {', '.join(changed) or 'none'}")
     return 0
 

@@ -20,7 +20,8 @@ from web.db import make_engine, make_sessionmaker
 from web.language import Catalogs
 from web.metrics import Metrics
 from web.migrate import upgrade
-from web.problems.sync import load_packages, sync_problems
+from web.notify import ANYTHING, LocalNotices, Notices, Topic, make_notices
+from web.problems.sync import load_packages, replace_problems, sync_problems
 from web.problems.validation import mark_interrupted
 from web.settings import WebSettings, resolve_secret_key
 from web.statements import Statements
@@ -97,21 +98,34 @@ class Platform:
     kit: KitCache = field(default_factory=KitCache)
     statements: Statements = field(default_factory=Statements)
     catalogs: Catalogs = field(default_factory=Catalogs)
-    # Where this process's workers announce claims and results to long-polling readers; with
-    # no workers here (JUDGE_WORKERS=0) nobody announces and readers re-read the database.
+    # What changed, said between the parts of this process and, on PostgreSQL, to every other
+    # process and host (web.notify); `listen` connects the board, the workers and the problems.
+    notices: Notices = field(default_factory=LocalNotices)
+    # Where long-polling readers wait for the SUBMISSION notices of their submissions.
     board: CompletionBoard = field(default_factory=CompletionBoard)
 
-    def reload_problems(self) -> list[str]:
-        """Reload problems/ (`judge problems sync` does the same from the command line)."""
-        self.problems.clear()
-        self.problems.update(load_packages(self.settings.problems_dir))
-        changed = sync_problems(self.factory, self.problems)
-        self.statements.forget()  # kept per text, so never stale; this frees the old versions' HTML
-        return changed
+    def listen(self) -> None:
+        """Subscribe this process's parts to the notices (the worker pool subscribes itself)."""
+        self.board = CompletionBoard(notified=lambda: self.notices.shared)
+        self.notices.subscribe(Topic.SUBMISSION, self._submission_changed)
+        self.notices.subscribe(Topic.PROBLEMS, lambda _payload: self.load_problems())
 
-    def wake_workers(self) -> None:
-        if self.pool is not None:
-            self.pool.wake()
+    def _submission_changed(self, payload: str) -> None:
+        if payload == ANYTHING:
+            self.board.notify_all()
+        elif payload.isdigit():
+            self.board.notify(int(payload))
+
+    def load_problems(self) -> None:
+        """Read problems/ again (another process synced it into the database)."""
+        replace_problems(self.problems, load_packages(self.settings.problems_dir))
+        self.statements.forget()  # kept per text, so never stale; this frees the old versions' HTML
+
+    def reload_problems(self) -> list[str]:
+        """Reload problems/ and record its versions (`judge problems sync` does the same from the
+        command line); every other process reloads too."""
+        self.load_problems()
+        return sync_problems(self.factory, self.problems, self.notices)
 
 
 def judge_context(
@@ -147,6 +161,9 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1", port: int = 8
                 return queue_depth(session)
 
         platform = Platform(settings, engine, factory, secret_key, problems, Metrics(depth))
+        platform.notices = make_notices(engine)
+        platform.notices.attach(factory)
+        platform.listen()
         platform.public_url = settings.public_url or listen_url(host, port)
         if settings.workers > 0:
             serving_others = settings.production or not is_loopback(host)
@@ -156,7 +173,7 @@ def build_platform(settings: WebSettings, host: str = "127.0.0.1", port: int = 8
             platform.warnings.extend(warnings)
             queues = QueueSettings.of(settings)
             platform.pool = WorkerPool(
-                settings.workers, factory, context, queues, platform.metrics, board=platform.board
+                settings.workers, factory, context, queues, platform.metrics, platform.notices
             )
     except BaseException:
         engine.dispose()  # refused (unsafe settings) or failed: leave no connections behind

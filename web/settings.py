@@ -62,7 +62,10 @@ class WebSettings(JudgeSettings):
     lease_s: float = Field(default=60.0, gt=0)
     heartbeat_s: float = Field(default=10.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
+    # How often an idle worker looks at the queue when no notice woke it; on PostgreSQL, whose
+    # notices reach every host, only every notified_poll_s (for leases that ran out).
     poll_s: float = Field(default=0.25, gt=0)
+    notified_poll_s: float = Field(default=2.0, gt=0)
     max_code_bytes: int = Field(default=64 * 1024, gt=0)
     # Request bodies, refused (413) before they are read: the routes that carry code get
     # max_code_body_bytes, the log-in and registration routes (API and forms) the auth cap,

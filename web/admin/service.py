@@ -80,18 +80,16 @@ def rejudge_submission(db: Session, platform: Platform, submission_id: int) -> i
     """Put one judged submission back in the queue; how many went (0 while it is still queued)."""
     if db.get(Submission, submission_id) is None:
         raise not_found(f"submission {submission_id}")
-    n = queue.rejudge(db, [submission_id])
+    n = queue.rejudge(db, [submission_id], platform.notices)
     db.commit()
-    platform.wake_workers()
     return n
 
 
 def rejudge_problem(db: Session, platform: Platform, problem_id: str) -> int:
     """Put every judged submission to a problem back in the queue."""
     ids = list(db.scalars(select(Submission.id).where(Submission.problem_id == problem_id)))
-    n = queue.rejudge(db, ids)
+    n = queue.rejudge(db, ids, platform.notices)
     db.commit()
-    platform.wake_workers()
     return n
 
 

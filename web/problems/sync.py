@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from judge.package import PackageError, Problem, all_problem_dirs
 from web.db import transaction
+from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion
 
 log = logging.getLogger(__name__)
@@ -36,10 +37,25 @@ def _optional(problem: Problem, name: str) -> str:
         return ""
 
 
-def sync_problems(factory: sessionmaker[Session], problems: dict[str, Problem]) -> list[str]:
-    """Record each package's current version; returns the ids whose version is new."""
+def replace_problems(problems: dict[str, Problem], new: dict[str, Problem]) -> None:
+    """Make `problems` (shared by the pages and the worker threads) hold `new`, one key at a time:
+    a worker that looks a problem up meanwhile finds its old or its new package, never nothing."""
+    for problem_id, problem in new.items():
+        problems[problem_id] = problem
+    for problem_id in [p for p in problems if p not in new]:
+        problems.pop(problem_id, None)
+
+
+def sync_problems(
+    factory: sessionmaker[Session], problems: dict[str, Problem], notices: Notices | None = None
+) -> list[str]:
+    """Record each package's current version; returns the ids whose version is new. With
+    `notices`, every other process (of every host, on PostgreSQL) reloads its problems/ after the
+    commit."""
     changed = []
     with transaction(factory) as session:
+        if notices is not None:
+            notices.publish(session, Topic.PROBLEMS, here=False)
         for problem_id, problem in sorted(problems.items()):
             digest = problem.content_hash
             row = session.scalar(

@@ -13,13 +13,15 @@ from web.platform import Platform
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
+from web.submissions.queue import announce_queued
 from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
 
 
 def submit(
     db: Session, platform: Platform, user: User, problem_id: str, code: str, mode: Mode, address: str
 ) -> Submission:
-    """Queue `code` for judging (a run or a submit) and wake this process's workers."""
+    """Queue `code` for judging (a run or a submit); idle workers (of every host, on PostgreSQL)
+    are woken when it commits."""
     ensure_code_fits(code, platform.settings.max_code_bytes)
     if current_version(db, problem_id) is None:
         raise not_found(f"problem {problem_id}")
@@ -28,8 +30,8 @@ def submit(
     db.add(sub)
     db.flush()
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
+    announce_queued(platform.notices, db, [sub.id])
     db.commit()
-    platform.wake_workers()
     return sub
 
 

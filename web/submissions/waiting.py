@@ -1,10 +1,12 @@
 """Long-polling for a verdict: a reader waits until its submission is done, not a poll interval.
 
-Workers in this process announce each change they write (claimed, then judged:
-`CompletionBoard.notify`, called from a worker thread); a waiting request (on the event loop)
-wakes at once. Results written by
-workers on other hosts are not announced here, so a waiter also looks at the database again
-every `RECHECK_S`; that bounds how late such a verdict is seen, as polling did before.
+Each change a worker writes (claimed, then judged) is a SUBMISSION notice (web.notify); the
+platform hands it to `CompletionBoard.notify` (from a worker thread, or from the listener
+thread for a worker on another host), and a waiting request (on the event loop) wakes at once.
+Where notices do not reach this process from other hosts (SQLite; PostgreSQL while the
+listening connection is down) a waiter also looks at the database again every `RECHECK_S`,
+which bounds how late a verdict written elsewhere is seen; while they do, only every
+`NOTIFIED_RECHECK_S`.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import time
 from collections.abc import Awaitable, Callable
 
 RECHECK_S = 0.5
+NOTIFIED_RECHECK_S = 5.0
 MAX_WAIT_S = 25.0  # below common proxy timeouts (30 s and up)
 
 
 class CompletionBoard:
-    def __init__(self) -> None:
+    def __init__(self, notified: Callable[[], bool] = lambda: False) -> None:
+        """`notified()`: do notices from every host reach this process now?"""
+        self._notified = notified
         self._lock = threading.Lock()
         self._waiters: dict[int, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
 
@@ -31,6 +36,13 @@ class CompletionBoard:
         for loop, future in waiters:
             with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits
                 loop.call_soon_threadsafe(_resolve, future)
+
+    def notify_all(self) -> None:
+        """Anything may have changed (notices were lost): every waiter reads again."""
+        with self._lock:
+            ids = list(self._waiters)
+        for submission_id in ids:
+            self.notify(submission_id)
 
     def waiting(self) -> int:
         with self._lock:
@@ -56,8 +68,9 @@ class CompletionBoard:
                 remaining = give_up - time.monotonic()
                 if remaining <= 0:
                     return False
+                recheck_s = NOTIFIED_RECHECK_S if self._notified() else RECHECK_S
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(future, timeout=min(remaining, RECHECK_S))
+                    await asyncio.wait_for(future, timeout=min(remaining, recheck_s))
             finally:
                 self._forget(submission_id, future)
 

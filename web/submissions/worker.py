@@ -5,6 +5,10 @@ sandbox process or container, so threads are enough); `judge worker` runs a pool
 own, on any host that reaches the database. A heartbeat thread keeps the lease alive while
 a judgement runs; a worker that dies simply stops renewing it, and the job returns to the
 queue when the lease runs out.
+
+An idle worker sleeps until a notice says a job was queued (web.notify: from this process, or
+from any host on PostgreSQL), or until `poll_s` has passed: polling finds what no notice
+announces (a lease that ran out) and covers a database without notices.
 """
 
 from __future__ import annotations
@@ -24,15 +28,16 @@ from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
 from judge.report import Report
+from judge.runner.job import PartSource
 from sandbox.backend import Backend
 from web.db import transaction
 from web.metrics import Metrics
+from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion
 from web.submissions import queue
 from web.submissions.models import Mode
 from web.submissions.parts import learner_parts
 from web.submissions.queue import Claim
-from web.submissions.waiting import CompletionBoard
 
 if TYPE_CHECKING:
     from web.settings import WebSettings
@@ -56,10 +61,18 @@ class QueueSettings:
     heartbeat_s: float
     poll_s: float
     max_attempts: int
+    # The poll interval while notices reach this process from every host (PostgreSQL).
+    notified_poll_s: float = 2.0
 
     @classmethod
     def of(cls, settings: WebSettings) -> QueueSettings:
-        return cls(settings.lease_s, settings.heartbeat_s, settings.poll_s, settings.max_attempts)
+        return cls(
+            settings.lease_s,
+            settings.heartbeat_s,
+            settings.poll_s,
+            settings.max_attempts,
+            max(settings.poll_s, settings.notified_poll_s),
+        )
 
 
 class Worker:
@@ -71,7 +84,7 @@ class Worker:
         settings: QueueSettings,
         metrics: Metrics | None = None,
         wake: threading.Event | None = None,
-        board: CompletionBoard | None = None,
+        notices: Notices | None = None,
     ) -> None:
         self.name = name
         self.factory = factory
@@ -79,7 +92,9 @@ class Worker:
         self.settings = settings
         self.metrics = metrics
         self.wake = wake or threading.Event()
-        self.board = board
+        self.notices = notices
+        # The problem versions' row ids, by content hash: read once, not for every judgement.
+        self._version_ids: dict[tuple[str, str], int] = {}
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -92,16 +107,18 @@ class Worker:
                 log.exception("worker %s: claiming failed", self.name)
                 worked = False
             if not worked:
-                self.wake.wait(self.settings.poll_s)
+                self.wake.wait(self._poll_s())
+
+    def _poll_s(self) -> float:
+        shared = self.notices is not None and self.notices.shared
+        return self.settings.notified_poll_s if shared else self.settings.poll_s
 
     def run_once(self) -> bool:
         """Judge one queued submission if there is one. True if one was taken."""
         s = self.settings
-        claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts)
+        claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts, self.notices)
         if claimed is None:
             return False
-        if self.board is not None:
-            self.board.notify(claimed.submission_id)  # queued -> running
         beat_stop = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(claimed, beat_stop), daemon=True)
         beat.start()
@@ -111,28 +128,29 @@ class Worker:
         except Exception as exc:
             log.exception("worker %s: judging submission %s failed", self.name, claimed.submission_id)
             beat_stop.set()
-            queue.release(self.factory, claimed, self.name, f"{type(exc).__name__}: {exc}", s.max_attempts)
+            self._release(claimed, exc)
             return True
         finally:
             beat_stop.set()
             beat.join()
         try:
-            written = queue.complete(self.factory, claimed, report, version_id, self.name)
+            written = queue.complete(self.factory, claimed, report, version_id, self.name, self.notices)
         except Exception as exc:  # the database failed us: give the job back now, not at lease end
             log.exception("worker %s: writing submission %s failed", self.name, claimed.submission_id)
-            queue.release(self.factory, claimed, self.name, f"{type(exc).__name__}: {exc}", s.max_attempts)
+            self._release(claimed, exc)
             return True
         if not written:
             log.warning(
                 "worker %s: lease of submission %s was lost; result dropped", self.name, claimed.submission_id
             )
-        else:
-            if self.board is not None:
-                self.board.notify(claimed.submission_id)  # long-polling readers see it now
-            if self.metrics is not None:
-                elapsed = time.monotonic() - started
-                self.metrics.observe_judgement(claimed.mode, str(report["verdict"]), elapsed)
+        elif self.metrics is not None:
+            elapsed = time.monotonic() - started
+            self.metrics.observe_judgement(claimed.mode, str(report["verdict"]), elapsed)
         return True
+
+    def _release(self, claimed: Claim, exc: Exception) -> None:
+        why = f"{type(exc).__name__}: {exc}"
+        queue.release(self.factory, claimed, self.name, why, self.settings.max_attempts, self.notices)
 
     def _heartbeat(self, claimed: Claim, stop: threading.Event) -> None:
         while not stop.wait(self.settings.heartbeat_s):
@@ -147,16 +165,23 @@ class Worker:
         if problem is None:
             message = f"题目 {claimed.problem_id} 已下线 problem {claimed.problem_id} is no longer offered"
             return Report.system_error(claimed.problem_id, message).to_dict(), None
-        with transaction(self.factory) as session:
-            version_id = session.scalar(
-                select(ProblemVersion.id).where(
-                    ProblemVersion.problem_id == problem.id,
-                    ProblemVersion.content_hash == problem.content_hash,
-                )
-            )
-            # The parts it may import are the learner's own accepted solutions, read when it is
-            # judged (a rejudge takes the parts they have then).
-            parts = learner_parts(session, claimed.user_id, problem)
+        key = (problem.id, problem.content_hash)
+        version_id = self._version_ids.get(key)
+        parts: list[PartSource] = []
+        if version_id is None or problem.part_problems:
+            with transaction(self.factory) as session:
+                if version_id is None:
+                    version_id = session.scalar(
+                        select(ProblemVersion.id).where(
+                            ProblemVersion.problem_id == problem.id,
+                            ProblemVersion.content_hash == problem.content_hash,
+                        )
+                    )
+                    if version_id is not None:  # a version row is never changed nor deleted
+                        self._version_ids[key] = version_id
+                # The parts it may import are the learner's own accepted solutions, read when it
+                # is judged (a rejudge takes the parts they have then).
+                parts = learner_parts(session, claimed.user_id, problem)
         which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
         c = self.context
         report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s, parts)
@@ -164,7 +189,7 @@ class Worker:
 
 
 class WorkerPool:
-    """N worker threads in this process; `wake()` after an enqueue skips the poll delay."""
+    """N worker threads in this process, woken by each QUEUED notice."""
 
     def __init__(
         self,
@@ -173,16 +198,16 @@ class WorkerPool:
         context: JudgeContext,
         settings: QueueSettings,
         metrics: Metrics | None = None,
-        board: CompletionBoard | None = None,
+        notices: Notices | None = None,
     ) -> None:
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self.board = board if board is not None else CompletionBoard()
         host = f"{socket.gethostname()}:{os.getpid()}"
         self.workers = [
-            Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake, self.board)
-            for i in range(n)
+            Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake, notices) for i in range(n)
         ]
+        if notices is not None:
+            notices.subscribe(Topic.QUEUED, lambda _payload: self.wake())
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
