@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import getpass
 import logging
 import signal
@@ -13,7 +12,6 @@ import threading
 from typing import Any
 
 from judge.cli import UsageError
-from judge.logs import logging_config
 from web.settings import WebSettings
 
 log = logging.getLogger(__name__)
@@ -27,56 +25,18 @@ def _platform_errors() -> tuple[type[Exception], ...]:
 
 
 def _serve(args: argparse.Namespace, settings: WebSettings) -> int:
-    import uvicorn
+    from web.serving import serve
 
-    from web.app import create_app
-    from web.platform import build_platform, public_url_warning
-
-    try:
-        platform = build_platform(settings, args.host, args.port)
-    except _platform_errors() as exc:
-        raise UsageError(str(exc)) from exc
-    for warning in [*platform.warnings, public_url_warning(settings, args.host, args.port)]:
-        if warning:
-            log.warning("%s", warning)
-    proxies = settings.trusted_proxy_list()
-    log.info(
-        "judge serve: http://%s:%s, public URL %s (database %s, %s workers on the %s backend, "
-        "%s problems; forwarded addresses from %s)",
-        args.host,
-        args.port,
-        platform.public_url,
-        settings.database_url,
-        settings.workers,
-        platform.backend_name,
-        len(platform.problems),
-        ", ".join(proxies) or "no proxy",
-    )
-    app = create_app(settings, args.host, platform)
-    # Everything loaded so far (torch among it: a few hundred thousand objects) lives as long as
-    # the process. Frozen, the collector no longer walks it: each full collection took ~0.1 s,
-    # a stall for every request in flight.
-    gc.collect()
-    gc.freeze()
-    # One line per request written at once costs a fifth of the throughput; errors and start-up
-    # are logged either way, and /metrics counts the judgements.
-    # X-Forwarded-For is believed only from the configured proxies: uvicorn's default trusts it from
-    # loopback, which let any local client (or a proxy that passes the header on) pick its address.
-    # uvicorn applies its log config when it starts: hand it ours, so its lines look like ours.
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_config=logging_config(args.log_level),
-        log_level=args.log_level,
-        access_log=args.access_log,
-        proxy_headers=bool(proxies),
-        forwarded_allow_ips=proxies,
-    )
-    return 0
+    processes = args.processes or settings.processes
+    return serve(settings, args.host, args.port, processes, args.log_level, args.access_log)
 
 
 def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
+    from web.serving import count_in
+
+    if settings.metrics_dir is not None:  # the web processes of this host add these up
+        settings.metrics_dir.mkdir(parents=True, exist_ok=True)
+        count_in(settings.metrics_dir)
     from web.db import make_engine, make_sessionmaker
     from web.metrics import Metrics
     from web.migrate import is_current
@@ -191,6 +151,12 @@ def register(sub: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=False,
         help="print a line per request (off by default: it costs about a fifth of the throughput)",
+    )
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="web processes behind the port (default: JUDGE_PROCESSES, else 1; more needs PostgreSQL)",
     )
     serve.set_defaults(func=_serve, settings_class=WebSettings)
 

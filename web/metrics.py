@@ -1,12 +1,22 @@
-"""Prometheus metrics: queue depth (read from the database at scrape time), judge latency, verdicts."""
+"""Prometheus metrics: queue depth (read from the database at scrape time), judge latency, verdicts.
+
+In one process the counts live in memory. With several processes on a host (`judge serve
+--processes N`, `judge worker`s beside it) PROMETHEUS_MULTIPROC_DIR is set before
+prometheus_client is imported: every process then counts in its own files in that folder, and
+a scrape adds up the files of all of them, so /metrics is whole whichever process answers.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class _QueueDepth(Collector):
@@ -34,11 +44,20 @@ class Metrics:
             buckets=(0.25, 0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60),
             registry=self.registry,
         )
-        self.registry.register(_QueueDepth(queue_depth))
+        self._depth = _QueueDepth(queue_depth)
+        self.registry.register(self._depth)
+        self.multiprocess = bool(os.environ.get(MULTIPROCESS_ENV))
 
     def observe_judgement(self, mode: str, verdict: str, seconds: float) -> None:
         self.verdicts.labels(mode=mode, verdict=verdict).inc()
         self.latency.labels(mode=mode).observe(seconds)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if not self.multiprocess:
+            return generate_latest(self.registry)
+        # Every process's files, read at each scrape (a registry of its own: the metrics objects
+        # above would give this process's share alone).
+        whole = CollectorRegistry()
+        MultiProcessCollector(whole)  # type: ignore[no-untyped-call]
+        whole.register(self._depth)
+        return generate_latest(whole)

@@ -19,7 +19,7 @@ from judge.package import Problem
 from web.db import make_engine, make_sessionmaker
 from web.language import Catalogs
 from web.metrics import Metrics
-from web.migrate import upgrade
+from web.migrate import is_current, upgrade
 from web.notify import ANYTHING, LocalNotices, Notices, Topic, make_notices
 from web.problems.sync import load_packages, replace_problems, sync_problems
 from web.problems.validation import mark_interrupted
@@ -144,17 +144,38 @@ def judge_context(
     return context, warnings
 
 
-def build_platform(settings: WebSettings, host: str = "127.0.0.1", port: int = 8000) -> Platform:
-    """Migrate, load problems and prepare workers (not started). Raises on unsafe settings.
-    `host` and `port` are where the server listens."""
-    secret_key = resolve_secret_key(settings)
+def prepare_database(settings: WebSettings) -> None:
+    """What a server does once before any of its processes serves: migrate, record the problems'
+    versions, end the validation runs that died with the last server."""
+    resolve_secret_key(settings)  # the first run keeps a new one now, not N children at once
     engine = make_engine(settings.sqlalchemy_url())
     try:
         upgrade(engine)
         factory = make_sessionmaker(engine)
-        problems = load_packages(settings.problems_dir)
-        sync_problems(factory, problems)
+        sync_problems(factory, load_packages(settings.problems_dir), make_notices(engine))
         mark_interrupted(factory)
+    finally:
+        engine.dispose()
+
+
+def build_platform(
+    settings: WebSettings, host: str = "127.0.0.1", port: int = 8000, prepared: bool = False
+) -> Platform:
+    """Migrate, load problems and prepare workers (not started). Raises on unsafe settings.
+    `host` and `port` are where the server listens; `prepared`: `prepare_database` has run (one
+    process of several), so only check that the schema is current."""
+    secret_key = resolve_secret_key(settings)
+    engine = make_engine(settings.sqlalchemy_url())
+    try:
+        factory = make_sessionmaker(engine)
+        problems = load_packages(settings.problems_dir)
+        if prepared:
+            if not is_current(engine):
+                raise RuntimeError("the database schema is not at the newest migration")
+        else:
+            upgrade(engine)
+            sync_problems(factory, problems)
+            mark_interrupted(factory)
 
         def depth() -> dict[str, int]:
             with factory() as session:

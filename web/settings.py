@@ -96,6 +96,13 @@ class WebSettings(JudgeSettings):
     # networks; empty: none), and from anywhere with "Authorization: Bearer <metrics_token>".
     metrics_token: str | None = None
     metrics_allow: str = "127.0.0.1,::1"
+    # Where the processes of this host count for /metrics when there is more than one
+    # (`judge serve --processes N`, `judge worker`s beside it): a folder on a tmpfs that is
+    # emptied when the host starts (systemd's RuntimeDirectory). Unset: `judge serve --processes
+    # N` makes one of its own; a lone process counts in memory.
+    metrics_dir: Path | None = None
+    # Web processes of `judge serve` (more than one needs PostgreSQL); `--processes` overrides it.
+    processes: int = Field(default=1, ge=1, le=64)
     session_days: int = 14
     # Set when the site is served over TLS (directly or behind a proxy): Secure cookies.
     secure_cookies: bool = False
