@@ -69,7 +69,8 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     for warning in warnings:
         log.warning("%s", warning)
     queue_settings = QueueSettings.of(settings)
-    pool = WorkerPool(args.threads, factory, context, queue_settings, Metrics(lambda: {}), notices)
+    threads = args.threads or settings.worker_threads
+    pool = WorkerPool(threads, factory, context, queue_settings, Metrics(lambda: {}), notices)
     done = threading.Event()
 
     def _stop(_sig: int, _frame: Any) -> None:
@@ -79,7 +80,7 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     signal.signal(signal.SIGINT, _stop)
     notices.start()
     pool.start()
-    log.info("judge worker: %s threads on the %s backend", args.threads, context.backend.name)
+    log.info("judge worker: %s threads on the %s backend", threads, context.backend.name)
     done.wait()
     log.info("judge worker: stopping (waiting up to 30 s for the judgements under way)")
     pool.stop()
@@ -161,7 +162,9 @@ def register(sub: Any) -> None:
     serve.set_defaults(func=_serve, settings_class=WebSettings)
 
     worker = sub.add_parser("worker", help="judge queued submissions from the database (no web app)")
-    worker.add_argument("--threads", type=int, default=2)
+    worker.add_argument(
+        "--threads", type=int, default=None, help="judging threads (default: JUDGE_WORKER_THREADS, else 2)"
+    )
     worker.set_defaults(func=_worker, settings_class=WebSettings)
 
     admin = sub.add_parser("admin", help="manage accounts")

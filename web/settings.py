@@ -59,6 +59,8 @@ class WebSettings(JudgeSettings):
     production: bool = False
     # In-process judging threads of `judge serve` (0: judge nothing here, leave it to `judge worker`).
     workers: int = Field(default=2, ge=0, le=64)
+    # Judging threads of each `judge worker` process (its --threads overrides it).
+    worker_threads: int = Field(default=2, ge=1, le=64)
     lease_s: float = Field(default=60.0, gt=0)
     heartbeat_s: float = Field(default=10.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)

@@ -63,18 +63,15 @@ def learn(url: str, learner: Learner, stop: threading.Event) -> None:
     """Submit, follow to the verdict with the long-poll, submit again. A connection that breaks
     (its web process was killed) is opened again, as the page does."""
     headers = {"Authorization": f"Bearer {learner.token}"}
-    client = httpx.Client(base_url=url, timeout=40, headers=headers)
     n = 0
-    try:
+    with httpx.Client(base_url=url, timeout=40, headers=headers) as client:
         while not stop.is_set():
             n += 1
             code, verdict = (BAD, "WA") if n % 4 == 0 else (GOOD, "AC")
             try:
                 res = client.post("/api/submissions", json={"problem_id": "204", "code": code})
             except httpx.TransportError:
-                learner.post_errors += 1
-                client.close()
-                client = httpx.Client(base_url=url, timeout=40, headers=headers)
+                learner.post_errors += 1  # the pool drops the broken connection: ask again
                 continue
             if res.status_code != 202:
                 learner.failures.append(f"POST {res.status_code} {res.text[:200]}")
@@ -87,8 +84,6 @@ def learn(url: str, learner: Learner, stop: threading.Event) -> None:
                     res = client.get(f"/api/submissions/{sub_id}", params={"wait": 20})
                 except httpx.TransportError:
                     learner.poll_errors += 1
-                    client.close()
-                    client = httpx.Client(base_url=url, timeout=40, headers=headers)
                     continue
                 if res.status_code != 200:
                     learner.failures.append(f"GET {sub_id}: {res.status_code} {res.text[:200]}")
@@ -101,8 +96,6 @@ def learn(url: str, learner: Learner, stop: threading.Event) -> None:
                     break
             else:
                 learner.failures.append(f"{sub_id} was not seen judged within 120 s")
-    finally:
-        client.close()
 
 
 def web_children(parent: int) -> list[int]:
