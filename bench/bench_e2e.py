@@ -1,8 +1,11 @@
 """Submit -> verdict through the HTTP API of a real `judge serve` on an idle machine:
-`python bench/bench_e2e.py [--n 50] [--backend auto] [--mode cold|warm|fork] [--workers W] [--pool P]`.
+`python bench/bench_e2e.py [--n 50] [--backend auto] [--mode cold|warm|fork] [--workers W] [--pool P]
+[--database-url URL] [--processes N] [--judge-processes M] [--judge-threads T]`.
 One learner submits, follows the submission by long-polling (`?wait=`, as the browser and the
 kit do; `--poll-ms N` polls instead) and submits again once the verdict is in. The floor
-(bare) is measured in the same run.
+(bare) is measured in the same run. With a PostgreSQL URL the run gets a database of its own
+on that server; `--processes N` is `judge serve --processes N`, `--judge-processes M` M `judge
+worker`s beside it (the server then judges nothing itself), so the verdict crosses processes.
 """
 
 from __future__ import annotations
@@ -10,7 +13,22 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import REPO, Client, bare_ms, judge_server, median, print_table, register, row, save_and_plot
+from common import (
+    REPO,
+    Client,
+    add_server_options,
+    bare_ms,
+    check_server_options,
+    judge_server,
+    median,
+    print_table,
+    register,
+    row,
+    run_name,
+    save_and_plot,
+    server_shape,
+    shape_label,
+)
 
 
 def main() -> None:
@@ -26,7 +44,11 @@ def main() -> None:
     parser.add_argument(
         "--allow-unsandboxed", action="store_true", help="JUDGE_ALLOW_UNSANDBOXED=1 (for --backend local)"
     )
+    add_server_options(parser)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs) and the database")
+    parser.add_argument("--name", help="bench/results/NAME.json (default e2e_idle, e2e_idle_pg_p2, ...)")
     args = parser.parse_args()
+    check_server_options(parser, args)
     floor_values = bare_ms()
     floor = median(floor_values)
     with judge_server(
@@ -36,6 +58,7 @@ def main() -> None:
         pool=args.pool,
         allow_unsandboxed=args.allow_unsandboxed,
         prefix="bench-e2e-",
+        **server_shape(args),
     ) as server:
         client = Client(server.url, register(server.url, "bench"))
         code = (REPO / "problems/204-rmsnorm/solutions/accepted/div_sqrt_sum.py").read_text()
@@ -59,13 +82,16 @@ def main() -> None:
 
         submit_and_wait()  # the reference's cache is filled on the first judgement
         latencies = [submit_and_wait() for _ in range(args.n)]
-        what = server.health["backend"] + (f" {args.mode}" if args.mode else "")
+        shape = server.describe()
+        what = server.backend + (f" {args.mode}" if args.mode else "")
         rows = [
             row("bare (floor)", floor_values, floor),
             row(f"idle submit->verdict ({what})", latencies, floor),
         ]
-        print_table("problem 204 through the HTTP API, one learner, idle server", rows)
-        save_and_plot("e2e_idle", rows)
+        print_table(
+            f"problem 204 through the HTTP API, one learner, idle server ({shape_label(shape)})", rows
+        )
+        save_and_plot(run_name("e2e_idle", args), rows, **shape)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
 """Closed-loop load: K learners submit -> verdict through the HTTP API of a real `judge serve`.
 
 `python bench/bench_load.py [--learners 8 | --sweep 1,2,4,8] [--duration 60] [--warmup 10]
-[--backend docker] [--mode cold|warm|fork] [--workers W] [--pool P] [--allow-unsandboxed]`
+[--backend docker] [--mode cold|warm|fork] [--workers W] [--pool P] [--allow-unsandboxed]
+[--database-url URL] [--processes N] [--judge-processes M] [--judge-threads T]`
+
+The server: `judge serve` on a temp SQLite file by default. With a PostgreSQL URL the run
+creates a database of its own on that server (dropped at the end unless --keep);
+--processes N is `judge serve --processes N` (PostgreSQL only); --judge-processes M starts M
+`judge worker --threads T` beside it, and the server's own judging threads are then 0 unless
+--workers says otherwise. All their logs are read for trouble at the end.
 
 Each learner has its own account and API token, and loops: POST /api/submissions (problem
 204, submit), follow GET /api/submissions/{id}?wait=20 (a long-poll, as the browser does; or
@@ -16,7 +23,7 @@ Counting, per learner count K (one server for the whole sweep, drained between c
              closed loop past the warm-up this is the server's steady throughput
   errors     HTTP errors, unexpected verdicts and SE, over the whole run (warm-up included)
   lost       accepted but never seen done before the drain timeout, over the whole run
-Afterwards the SQLite file is read to cross-check: one row per accepted POST, none left
+Afterwards the database is read to cross-check: one row per accepted POST, none left
 queued or running, every row finished exactly once (one done/failed event), verdicts as
 seen through the API, and each learner's score row equal to the best of their submits.
 The same rows give where the time went (queue wait, judging, result -> seen by the poll).
@@ -28,11 +35,10 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import sqlite3
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +47,18 @@ from common import (
     RESULTS,
     Client,
     Server,
+    add_server_options,
     bare_ms,
-    cpu_seconds,
+    check_server_options,
     judge_server,
     machine_cpu,
     median,
     percentile,
     register,
+    run_name,
     save,
+    server_shape,
+    shape_label,
 )
 
 
@@ -187,12 +197,13 @@ def run_phase(server: Server, tokens: list[str], args: argparse.Namespace, codes
     ]
     for t in threads:
         t.start()
-    # CPU over the measured window: the server process (web + worker threads), its reaped
-    # children (the runner processes of the local backend), this load generator, the machine.
+    # CPU over the measured window: the web processes (with their judging threads), the
+    # `judge worker` processes, their reaped children (the runner processes of the local
+    # backend), PostgreSQL's backends of the run's database, this load generator, the machine.
     time.sleep(max(0.0, window_start - time.perf_counter()))
-    before = (cpu_seconds(server.process.pid), time.process_time(), machine_cpu(), time.perf_counter())
+    before = (server.cpu(), time.process_time(), machine_cpu(), time.perf_counter())
     time.sleep(max(0.0, stop_at - time.perf_counter()))
-    after = (cpu_seconds(server.process.pid), time.process_time(), machine_cpu(), time.perf_counter())
+    after = (server.cpu(), time.process_time(), machine_cpu(), time.perf_counter())
     for t in threads:
         t.join()
     drained = time.perf_counter() - stop_at
@@ -200,12 +211,15 @@ def run_phase(server: Server, tokens: list[str], args: argparse.Namespace, codes
         c.close()
     span = after[3] - before[3]
     cpu = {
-        "server_cores": (after[0][0] - before[0][0]) / span,
-        "server_children_cores": (after[0][1] - before[0][1]) / span,
+        "server_cores": (after[0]["web"] - before[0]["web"]) / span,
+        "server_children_cores": (after[0]["runners"] - before[0]["runners"]) / span,
+        "judge_processes_cores": (after[0]["judges"] - before[0]["judges"]) / span,
         "load_generator_cores": (after[1] - before[1]) / span,
         "machine_busy_cores": (after[2][0] - before[2][0]) / span,
         "machine_cores": (after[2][1] - before[2][1]) / span,
     }
+    if "postgres" in after[0]:
+        cpu["postgres_cores"] = (after[0]["postgres"] - before[0]["postgres"]) / span
     subs = [s for lst, _, _ in per_learner for s in lst]
     subs.sort(key=lambda s: s.sent)
     post_ms = [v for _, lst, _ in per_learner for v in lst]
@@ -216,37 +230,58 @@ def run_phase(server: Server, tokens: list[str], args: argparse.Namespace, codes
 # --- the database afterwards -------------------------------------------------------------
 
 
-def db_stamp(value: str | None) -> float | None:
-    """An SQLite datetime written by SQLAlchemy (naive UTC text) as a Unix time."""
-    if value is None:
-        return None
-    stamp = datetime.fromisoformat(value)
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.timestamp()
+def db_stamp(value: datetime | None) -> float | None:
+    """A stamp of the database (timezone-aware UTC, web.db.UTCDateTime) as a Unix time."""
+    return None if value is None else value.timestamp()
 
 
-def read_db(path: Path) -> dict[int, dict[str, Any]]:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        db.row_factory = sqlite3.Row
-        rows = db.execute(
-            "SELECT id, user_id, problem_id, mode, status, verdict, score, max_score, attempts, "
-            "created_at, started_at, finished_at, json_extract(report, '$.elapsed_ms') AS elapsed_ms "
-            "FROM submissions"
-        ).fetchall()
-        subs = {int(r["id"]): dict(r) for r in rows}
-        for sub in subs.values():
-            sub["events"] = {}
-        for sub_id, kind, count in db.execute(
-            "SELECT submission_id, kind, count(*) FROM submission_events GROUP BY submission_id, kind"
-        ):
-            subs[int(sub_id)]["events"][kind] = int(count)
-    return subs
+def read_db(url: str) -> tuple[dict[int, dict[str, Any]], list[tuple[int, str, int, int, bool]]]:
+    """The submissions (with their events counted by kind) and the score rows, through the
+    platform's own models: one code path for SQLite and PostgreSQL."""
+    from sqlalchemy import func, select
+
+    from web.db import make_engine
+    from web.scores.models import Score
+    from web.submissions.models import Submission, SubmissionEvent
+
+    engine = make_engine(url)
+    try:
+        with engine.connect() as db:
+            columns = [
+                Submission.id,
+                Submission.user_id,
+                Submission.problem_id,
+                Submission.mode,
+                Submission.status,
+                Submission.verdict,
+                Submission.score,
+                Submission.max_score,
+                Submission.attempts,
+                Submission.created_at,
+                Submission.started_at,
+                Submission.finished_at,
+                Submission.report["elapsed_ms"].as_float().label("elapsed_ms"),
+            ]
+            subs = {int(r.id): {**r._asdict(), "events": {}} for r in db.execute(select(*columns))}
+            events = select(SubmissionEvent.submission_id, SubmissionEvent.kind, func.count()).group_by(
+                SubmissionEvent.submission_id, SubmissionEvent.kind
+            )
+            for sub_id, kind, count in db.execute(events):
+                subs[int(sub_id)]["events"][kind] = int(count)
+            scores = [
+                (int(u), str(p), int(b), int(m), bool(v))
+                for u, p, b, m, v in db.execute(
+                    select(Score.user_id, Score.problem_id, Score.best_score, Score.max_score, Score.solved)
+                )
+            ]
+    finally:
+        engine.dispose()
+    return subs, scores
 
 
-def check_db(path: Path, phases: list[Phase], extra_ids: set[int]) -> dict[str, Any]:
-    """What the SQLite file says, against what the learners saw. Problems go to `problems`."""
-    subs = read_db(path)
+def check_db(url: str, phases: list[Phase], extra_ids: set[int]) -> dict[str, Any]:
+    """What the database says, against what the learners saw. Problems go to `problems`."""
+    subs, scores = read_db(url)
     seen = {s.id: s for p in phases for s in p.subs if s.id is not None}
     unanswered = sum(1 for p in phases for s in p.subs if s.id is None and s.errors)
     problems: list[str] = []
@@ -274,16 +309,12 @@ def check_db(path: Path, phases: list[Phase], extra_ids: set[int]) -> dict[str, 
     mismatched = [i for i, s in seen.items() if i in subs and s.verdict and subs[i]["verdict"] != s.verdict]
     if mismatched:
         problems.append(f"{len(mismatched)} verdicts differ from what the API showed: {mismatched[:10]}")
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        scores = db.execute(
-            "SELECT user_id, problem_id, best_score, max_score, solved FROM scores"
-        ).fetchall()
     best: dict[tuple[int, str], int] = {}
     for s in subs.values():
         if s["mode"] == "submit" and s["score"] is not None:
             key = (int(s["user_id"]), str(s["problem_id"]))
             best[key] = max(best.get(key, 0), int(s["score"]))
-    score_map = {(int(u), str(p)): (int(b), int(m), bool(v)) for u, p, b, m, v in scores}
+    score_map = {(u, p): (b, m, v) for u, p, b, m, v in scores}
     if set(score_map) != set(best):
         problems.append(f"score rows for {len(score_map)} (user, problem) pairs, submits from {len(best)}")
     wrong_scores = [k for k, v in best.items() if k in score_map and score_map[k][0] != v]
@@ -436,16 +467,24 @@ def print_tables(title: str, floor_values: list[float], rows: list[dict[str, Any
     for r in rows:
         cells = [f"{r['breakdown_ms'][p]['p50']!s} / {r['breakdown_ms'][p]['p95']!s}" for p in parts]
         print(f"{r['learners']:>3} " + " ".join(f"{c:>18}" for c in cells))
-    print("\nCPU in the window, cores busy on average (server: web + judging threads; runners: its reaped")
-    print("child processes, i.e. the local backend's runners; containers show only in machine)")
+    print("\nCPU in the window, cores busy on average (server: every web process with its judging")
+    print("threads; runners: reaped child processes, i.e. the local backend's runners; containers show")
+    print("only in machine)")
+    # The columns of the judge workers and PostgreSQL only on runs that have them.
+    judges = any(r["cpu_cores"]["judge_processes_cores"] for r in rows)
+    postgres = any("postgres_cores" in r["cpu_cores"] for r in rows)
+    extra_head = (f" {'workers':>8}" if judges else "") + (f" {'pg':>6}" if postgres else "")
     print(
-        f"{'K':>3} {'server':>7} {'runners':>8} {'loadgen':>8} {'machine':>8} {'of':>4} "
+        f"{'K':>3} {'server':>7}{extra_head} {'runners':>8} {'loadgen':>8} {'machine':>8} {'of':>4} "
         f"{'polls':>6} {'Little':>7}"
     )
     for r in rows:
         c = r["cpu_cores"]
+        extra = (f" {c['judge_processes_cores']:>8}" if judges else "") + (
+            f" {c.get('postgres_cores', '-')!s:>6}" if postgres else ""
+        )
         print(
-            f"{r['learners']:>3} {c['server_cores']:>7} {c['server_children_cores']:>8} "
+            f"{r['learners']:>3} {c['server_cores']:>7}{extra} {c['server_children_cores']:>8} "
             f"{c['load_generator_cores']:>8} {c['machine_busy_cores']:>8} {round(c['machine_cores']):>4} "
             f"{r['polls_per_submission']!s:>6} {r['littles_law_per_s']!s:>7}"
         )
@@ -525,9 +564,14 @@ def main() -> None:
     )
     parser.add_argument("--bucket", type=float, default=5, help="s per bucket of the timeline plot")
     parser.add_argument("--problem", default="204")
-    parser.add_argument("--keep", action="store_true", help="keep the temp dir (database, serve.log)")
-    parser.add_argument("--name", default="load", help="results file name: bench/results/NAME.json/.png")
+    add_server_options(parser)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs) and the database")
+    parser.add_argument(
+        "--name", help="results file name: bench/results/NAME.json/.png (default load, load_pg_p2_j2, ...)"
+    )
     args = parser.parse_args()
+    check_server_options(parser, args)
+    name = run_name("load", args)
     counts = [int(k) for k in args.sweep.split(",")] if args.sweep else [args.learners]
     if min(counts) < 1:
         parser.error("learner counts must be >= 1")
@@ -542,18 +586,20 @@ def main() -> None:
         workers=args.workers,
         pool=args.pool,
         allow_unsandboxed=args.allow_unsandboxed,
-        keep=args.keep,
         prefix="bench-load-",
+        **server_shape(args),
     ) as server:
         log_head = server.log_text()
         found = re.search(r"(\d+) workers on the (\S+) backend", log_head)
         workers = found.group(1) if found else str(args.workers or "?")
-        backend = server.health.get("backend", args.backend)
+        backend = server.backend
         mode = args.mode or "default"
+        shape = server.describe()
         config = {
             "backend": backend,
             "mode": mode,
             "workers": workers,
+            **shape,
             "pool": args.pool,
             "health": server.health,
             "poll_ms": args.poll_ms,
@@ -564,7 +610,7 @@ def main() -> None:
         }
         print(
             f"judge serve: {backend}, mode {mode}, {workers} workers, pool {args.pool}; "
-            f"health {server.health}"
+            f"{shape_label(shape)}; health {server.health}"
         )
         tokens = [register(server.url, f"learner{i}") for i in range(max(counts))]
         # The first judgement fills the reference's cache (and may build the runtime image).
@@ -590,10 +636,13 @@ def main() -> None:
         for k in counts:
             print(f"K={k}: {args.warmup:g} s warm-up + {args.duration:g} s measured ...", flush=True)
             phases.append(run_phase(server, tokens[:k], args, codes))
-        db = check_db(server.db, phases, extra_ids)
-        findings = server_log_findings(server.log_text())
+        db = check_db(server.database_url, phases, extra_ids)
+        logs = server.logs()
+        findings = {log: server_log_findings(text) for log, text in logs.items()}
 
     label = f"{backend} {mode}, {workers} workers" + (f", pool {args.pool}" if args.pool is not None else "")
+    if shape["database"] != "sqlite" or shape["processes"] > 1 or shape["judge_processes"]:
+        label += f"; {shape_label(shape)}"
     rows = [summarise(p, db["subs"], floor, f"K={p.learners} {label}") for p in phases]
     following = f"polling every {args.poll_ms:g} ms" if args.poll_ms else "long-polling"
     title = f"problem {args.problem}, closed loop of K learners, {following} ({label})"
@@ -606,7 +655,8 @@ def main() -> None:
         print(f"  ! {problem}")
     if not db["problems"]:
         print("  ok: none left queued/running, each finished once, verdicts and scores as seen")
-    print(f"serve.log: {findings}")
+    for log, found_in in findings.items():
+        print(f"{log}: {found_in}")
     for r in rows:
         if r["p50_ms"] is not None and r["p50_ms"] / 1000 > args.warmup:
             print(
@@ -622,16 +672,17 @@ def main() -> None:
         **{f"{k}_ms": v for k, v in pct(floor_values).items()},
     }
     path = save(
-        args.name,
+        name,
         [bare, *rows],
         config=config,
         database={k: v for k, v in db.items() if k != "subs"},
-        server_log=findings,
+        server_log=findings.pop("serve.log"),
+        worker_logs=findings,
         timelines={str(p.learners): timeline(p, args.bucket) for p in phases},
         submissions={str(p.learners): [asdict(s) for s in p.subs] for p in phases},
     )
     print(f"results: {path}")
-    picture = plot_timelines(args.name, title, phases, args.bucket)
+    picture = plot_timelines(name, title, phases, args.bucket)
     if picture:
         print(f"plot: {picture}")
     if db["problems"] or any(r["lost"] or r["errors"] for r in rows):

@@ -1,7 +1,7 @@
 """The web under load: Debian's `wrk` against a real `judge serve` on this machine.
 
 `python bench/bench_web.py [--duration 10] [--connections 1,4,8,16,32] [--threads 2]
-[--endpoints floor,learner,anonymous,API] [--name web]`
+[--endpoints floor,learner,anonymous,API] [--database-url URL] [--processes N] [--name web]`
 
 Three endpoints and a floor, each at every connection count (closed loop: a connection sends
 its next request when the answer arrives; wrk's percentiles are of those answers):
@@ -20,7 +20,9 @@ endpoint, the most requests/s among runs with p95 under 50 ms and no errors.
 wrk runs on the same cores as the server, and so does anything else on the machine: the table
 shows the CPU that the server, wrk and everything else took during each run (in % of one
 core; 100% x cores = all of them), and the server's CPU milliseconds per request, which
-changes less with what else runs than requests/s does. A fixed Python loop timed before and
+changes less with what else runs than requests/s does. With --processes N (PostgreSQL, where
+the run creates a database of its own) the server is `judge serve --processes N`: its CPU is
+the supervisor's and every web process's together. A fixed Python loop timed before and
 after the run says how fast the machine itself was (on a shared virtual machine that changes).
 
 Needs wrk: `apt-get install -y wrk`. Writes bench/results/NAME.json and NAME.png.
@@ -41,7 +43,19 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, call, cpu_seconds, judge_server, machine_cpu, save
+from common import (
+    REPO,
+    RESULTS,
+    Server,
+    add_server_options,
+    call,
+    check_server_options,
+    judge_server,
+    machine_cpu,
+    run_name,
+    save,
+    server_shape,
+)
 
 TARGET_RPS = 500.0
 TARGET_P95_MS = 50.0
@@ -113,19 +127,17 @@ def run_wrk(
 
 
 def measured(
-    url: str, headers: dict[str, str], conns: int, threads: int, seconds: float, script: Path, server_pid: int
+    url: str, headers: dict[str, str], conns: int, threads: int, seconds: float, script: Path, server: Server
 ) -> dict[str, Any]:
-    """One wrk run, with the CPU the server, wrk and the rest of the machine took meanwhile."""
-    own0, wrk0, (busy0, _), t0 = cpu_seconds(server_pid)[0], _children(), machine_cpu(), time.monotonic()
+    """One wrk run, with the CPU the server (all its web processes), wrk and the rest of the
+    machine took meanwhile."""
+    cpu0, wrk0, (busy0, _), t0 = server.cpu(), _children(), machine_cpu(), time.monotonic()
     out = run_wrk(url, headers, conns, threads, seconds, script)
-    own1, wrk1, (busy1, _), wall = (
-        cpu_seconds(server_pid)[0],
-        _children(),
-        machine_cpu(),
-        time.monotonic() - t0,
-    )
-    server, wrk = own1 - own0, wrk1 - wrk0
-    other = max(0.0, (busy1 - busy0) - server - wrk)
+    cpu1, wrk1, (busy1, _), wall = server.cpu(), _children(), machine_cpu(), time.monotonic() - t0
+    spent, wrk = cpu1["web"] - cpu0["web"], wrk1 - wrk0
+    # PostgreSQL's backends for this run's database, when the server runs on this machine.
+    database = cpu1["postgres"] - cpu0["postgres"] if "postgres" in cpu1 else None
+    other = max(0.0, (busy1 - busy0) - spent - wrk - (database or 0.0))
     errors = out["connect"] + out["read"] + out["write"] + out["status"] + out["timeout"]
     return {
         "connections": conns,
@@ -137,9 +149,13 @@ def measured(
         "requests": out["requests"],
         "errors": errors,
         "non_2xx": out["status"],
-        "server_cpu_ms_per_req": round(1000 * server / max(out["requests"], 1), 2),
-        "server_cpu_pct": round(100 * server / wall, 1),
+        "server_cpu_ms_per_req": round(1000 * spent / max(out["requests"], 1), 2),
+        "server_cpu_pct": round(100 * spent / wall, 1),
         "wrk_cpu_pct": round(100 * wrk / wall, 1),
+        "postgres_cpu_pct": None if database is None else round(100 * database / wall, 1),
+        "postgres_cpu_ms_per_req": None
+        if database is None
+        else round(1000 * database / max(out["requests"], 1), 2),
         "other_cpu_pct": round(100 * other / wall, 1),
     }
 
@@ -177,17 +193,22 @@ def print_load_table(rows: list[dict[str, Any]], best: dict[str, dict[str, Any]]
     head = (
         f"{'endpoint':<25} {'conns':>5} {'req/s':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}"
     )
-    print(f"\n{head} {'srv ms/req':>10} {'srv cpu':>7} {'wrk cpu':>7} {'other':>6}")
+    # PostgreSQL's CPU is a column of its own when the run has it (it is "other" on SQLite's
+    # runs: there the database is inside the server's processes).
+    postgres = any(r.get("postgres_cpu_pct") is not None for r in rows)
+    pg_head = f" {'pg cpu':>6}" if postgres else ""
+    print(f"\n{head} {'srv ms/req':>10} {'srv cpu':>7} {'wrk cpu':>7}{pg_head} {'other':>6}")
     for r in rows:
         mark = "  <- best, p95 < 50 ms" if best.get(r["endpoint"]) is r else ""
+        pg = f" {r['postgres_cpu_pct']:>5.0f}%" if postgres else ""
         print(
             f"{r['endpoint']:<25} {r['connections']:>5} {r['rps']:>6.0f} {r['p50_ms']:>7.1f} "
             f"{r['p95_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['errors']:>6} {r['server_cpu_ms_per_req']:>10.2f} "
-            f"{r['server_cpu_pct']:>6.0f}% {r['wrk_cpu_pct']:>6.0f}% {r['other_cpu_pct']:>5.0f}%{mark}"
+            f"{r['server_cpu_pct']:>6.0f}% {r['wrk_cpu_pct']:>6.0f}%{pg} {r['other_cpu_pct']:>5.0f}%{mark}"
         )
 
 
-def plot_load(name: str, rows: list[dict[str, Any]]) -> Path | None:
+def plot_load(name: str, rows: list[dict[str, Any]], shape: dict[str, Any]) -> Path | None:
     """Requests/s and p95 against connections, one line per endpoint, with the targets."""
     try:
         import matplotlib
@@ -215,7 +236,8 @@ def plot_load(name: str, rows: list[dict[str, Any]]) -> Path | None:
         ax.get_xaxis().set_major_formatter(ScalarFormatter())
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"judge serve under wrk, {os.cpu_count()} cores shared by the server, wrk and the rest")
+    server = f"judge serve ({shape['processes']} web process(es), {shape['database']})"
+    fig.suptitle(f"{server} under wrk, {os.cpu_count()} cores shared by the server, wrk and the rest")
     fig.tight_layout()
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.png"
@@ -234,8 +256,14 @@ def main() -> None:
     parser.add_argument(
         "--endpoints", default="floor,learner,anonymous,API", help="words of the endpoints' names"
     )
-    parser.add_argument("--name", default="web", help="results go to bench/results/NAME.json and .png")
+    add_server_options(parser, judging=False)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir and the database")
+    parser.add_argument(
+        "--name", help="results go to bench/results/NAME.json and .png (default web, web_pg_p2, ...)"
+    )
     args = parser.parse_args()
+    check_server_options(parser, args)
+    result_name = run_name("web", args)
     if shutil.which("wrk") is None:
         raise SystemExit("bench_web.py needs wrk, the HTTP load generator: apt-get install -y wrk")
     connection_counts = [int(c) for c in args.connections.split(",") if c.strip()]
@@ -244,14 +272,18 @@ def main() -> None:
     speed_before = python_speed_ms()
     # The local backend judges the one submission (a loopback server may use it); the load
     # itself never reaches a judge.
-    with judge_server("local", prefix="bench-web-") as server:
+    with judge_server("local", prefix="bench-web-", **server_shape(args)) as server:
         url = server.url
         account = {"username": "bench", "password": "bench password"}
         call(url, "POST", "/api/auth/register", account)
         token = call(url, "POST", "/api/auth/token", account)["token"]
         cookie = session_cookie(url, account)
         sub_id = judged_submission(url, token)
-        print(f"judge serve on {url}: backend {server.health['backend']}, submission {sub_id} judged AC")
+        shape = server.describe()
+        print(
+            f"judge serve on {url}: {shape['processes']} web process(es) on {shape['database']}, "
+            f"backend {server.health['backend']}, submission {sub_id} judged AC"
+        )
 
         # (name, path, headers, what the right answer holds): checked once before the load.
         endpoints: list[tuple[str, str, dict[str, str], Callable[[str], bool]]] = [
@@ -282,17 +314,21 @@ def main() -> None:
                     raise SystemExit(f"{name}: {path} answered {status}, not what this reader should get")
                 run_wrk(url + path, headers, 4, args.threads, args.warmup, script)
                 for conns in connection_counts:
-                    pid = server.process.pid
-                    got = measured(url + path, headers, conns, args.threads, args.duration, script, pid)
+                    got = measured(url + path, headers, conns, args.threads, args.duration, script, server)
                     rows.append({"endpoint": name, **got})
                     print(".", end="", flush=True)
 
     speed = [speed_before, python_speed_ms()]
     best = best_rows(rows)
+    print(
+        f"\njudge serve: {shape['processes']} web process(es), {shape['database']} ({shape['database_url']})"
+    )
     print_load_table(rows, best)
     cores = os.cpu_count()
     print(
-        f"\ncpu: % of one core ({cores} cores: {100 * (cores or 1)}% = all); other: the rest of the machine"
+        f"\ncpu: % of one core ({cores} cores: {100 * (cores or 1)}% = all); srv: every web process; "
+        + ("pg: PostgreSQL's backends of the run's database; " if shape["database"] == "postgresql" else "")
+        + "other: the rest of the machine"
     )
     print(f"this machine's Python speed: a fixed loop took {speed[0]} ms before and {speed[1]} ms after")
     print(f"target per endpoint: >= {TARGET_RPS:g} requests/s with p95 < {TARGET_P95_MS:g} ms")
@@ -306,10 +342,16 @@ def main() -> None:
         print(f"  {name:<25} best {said}: {'met' if met else 'NOT met'}")
         summary[name] = {"best_rps": top["rps"] if top else None, "target_met": met}
     saved = save(
-        args.name, rows, target=summary, duration_s=args.duration, cores=cores, python_speed_ms=speed
+        result_name,
+        rows,
+        target=summary,
+        duration_s=args.duration,
+        cores=cores,
+        python_speed_ms=speed,
+        **shape,
     )
     print(f"results: {saved}")
-    picture = plot_load(args.name, rows)
+    picture = plot_load(result_name, rows, shape)
     if picture:
         print(f"plot: {picture}")
 

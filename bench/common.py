@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -15,9 +17,10 @@ import time
 import types
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -212,42 +215,272 @@ def register(url: str, username: str, password: str = "bench password") -> str:
     return token
 
 
+# The database of a run: a temp SQLite file by default, or a fresh database of the run's own on
+# a PostgreSQL server (--database-url), so that no run sees another's rows.
+
+
+def is_postgres(url: str | None) -> bool:
+    return bool(url) and str(url).startswith("postgresql")
+
+
+def shown_url(url: str) -> str:
+    """A database URL for the tables and the JSON: without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@contextmanager
+def bench_database(url: str | None, tmp: Path, keep: bool = False) -> Iterator[str]:
+    """The URL the server is given. None: TMP/bench.db. An SQLite URL: that file, as it is. A
+    PostgreSQL URL names a server and a database to connect to for the administration: the run
+    gets CREATE DATABASE bench_<random> there (the role needs CREATEDB), dropped at the end
+    unless `keep`."""
+    if url is None:
+        yield f"sqlite:///{tmp / 'bench.db'}"
+        return
+    if url.startswith("sqlite"):
+        yield url
+        return
+    if not is_postgres(url):
+        raise SystemExit(f"--database-url: sqlite:///FILE or postgresql+psycopg://..., not {url!r}")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    name = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except SQLAlchemyError as exc:
+        admin.dispose()
+        raise SystemExit(f"could not create a database on {shown_url(url)}: {exc}") from None
+    try:
+        yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        if keep:
+            print(f"(kept the database {name} on {shown_url(url)})")
+        else:
+            with admin.connect() as conn:
+                # A process that was killed may have left its connections open.
+                conn.execute(
+                    text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+                    {"n": name},
+                )
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+
+def add_server_options(parser: argparse.ArgumentParser, judging: bool = True) -> None:
+    """The options of the server's shape, the same in every end-to-end benchmark: the database,
+    web processes and (`judging`) `judge worker` processes beside them."""
+    parser.add_argument(
+        "--database-url",
+        help="sqlite:///FILE, or postgresql+psycopg://USER:PASS@HOST/DB: the run creates a database "
+        "of its own on that server, dropped at the end unless --keep (default: a temp SQLite file)",
+    )
+    parser.add_argument(
+        "--processes", type=int, default=1, help="judge serve --processes N: web processes (PostgreSQL)"
+    )
+    if judging:
+        parser.add_argument(
+            "--judge-processes",
+            type=int,
+            default=0,
+            help="M `judge worker` processes beside the server, which then judges nothing itself "
+            "(JUDGE_WORKERS=0, unless --workers says otherwise); default 0: the server judges",
+        )
+        parser.add_argument(
+            "--judge-threads",
+            type=int,
+            help="judging threads in each `judge worker` (its --threads; default JUDGE_WORKER_THREADS, 2)",
+        )
+
+
+def check_server_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse a shape the server cannot take before anything starts."""
+    if args.processes < 1 or getattr(args, "judge_processes", 0) < 0:
+        parser.error("--processes must be >= 1 and --judge-processes >= 0")
+    if args.processes > 1 and not is_postgres(args.database_url):
+        parser.error(
+            f"--processes {args.processes} needs PostgreSQL (an SQLite file is one process's): add "
+            "--database-url postgresql+psycopg://USER:PASS@HOST:5432/postgres, where the run creates "
+            "a database of its own"
+        )
+
+
+def server_shape(args: argparse.Namespace) -> dict[str, Any]:
+    """judge_server's keyword arguments from add_server_options' options."""
+    return {
+        "database_url": args.database_url,
+        "processes": args.processes,
+        "judge_processes": getattr(args, "judge_processes", 0),
+        "judge_threads": getattr(args, "judge_threads", None),
+        "keep": getattr(args, "keep", False),
+    }
+
+
+def run_name(base: str, args: argparse.Namespace) -> str:
+    """bench/results/ name: --name, else BASE with the shape, so that a multi-process run does
+    not overwrite the default run's figures (load_pg_p2_j2: PostgreSQL, 2 web, 2 judge processes)."""
+    if getattr(args, "name", None):
+        return str(args.name)
+    name = base
+    if args.database_url:
+        name += "_pg" if is_postgres(args.database_url) else "_sqlite"
+    if args.processes > 1:
+        name += f"_p{args.processes}"
+    if getattr(args, "judge_processes", 0):
+        name += f"_j{args.judge_processes}"
+    return name
+
+
+# A real `judge serve` (and its `judge worker`s) for the end-to-end benchmarks.
+
+
 @dataclass
 class Server:
     url: str
     process: subprocess.Popen[bytes]
     tmp: Path
-    db: Path
+    database_url: str
     log: Path
     health: dict[str, Any]
+    processes: int = 1
+    judges: list[subprocess.Popen[bytes]] = field(default_factory=list)  # `judge worker`s
+    judge_logs: list[Path] = field(default_factory=list)
+    judge_threads: int | None = None  # in each `judge worker`, as it said when it started
+    judge_backend: str | None = None
 
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+    @property
+    def backend(self) -> str:
+        """The backend that judges: the workers' if there are any (a server with JUDGE_WORKERS=0
+        has none of its own), else the server's."""
+        return self.judge_backend or str(self.health.get("backend", "?"))
+
+    def log_tail(self, lines: int = 30, log: Path | None = None) -> str:
+        return "\n".join(_read(log or self.log).splitlines()[-lines:])
 
     def log_text(self) -> str:
+        return _read(self.log)
+
+    def logs(self) -> dict[str, str]:
+        """Every log of the run by file name: serve.log, worker-1.log, ..."""
+        return {path.name: _read(path) for path in [self.log, *self.judge_logs]}
+
+    def web_pids(self) -> list[int]:
+        """The processes that serve HTTP: `judge serve`, and with --processes N uvicorn's
+        children (started by multiprocessing's spawn; not its resource tracker)."""
+        if self.processes == 1:
+            return [self.process.pid]
+        return [self.process.pid, *spawned_children(self.process.pid)]
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far: the web processes' own, the judge workers' own, and the reaped
+        children of both (the local backend's runner processes). A web process that died and
+        was replaced moves its total into the supervisor's reaped children."""
+        web = [cpu_seconds(pid) for pid in self.web_pids()]
+        judges = [cpu_seconds(p.pid) for p in self.judges if p.poll() is None]
+        out = {
+            "web": sum(own for own, _ in web),
+            "judges": sum(own for own, _ in judges),
+            "runners": sum(reaped for _, reaped in [*web, *judges]),
+        }
+        if is_postgres(self.database_url):
+            out["postgres"] = postgres_cpu(self.database_name())
+        return out
+
+    def database_name(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        return str(make_url(self.database_url).database)
+
+    def describe(self) -> dict[str, Any]:
+        """The shape of this run, for the results' JSON."""
+        return {
+            "database": "postgresql" if is_postgres(self.database_url) else "sqlite",
+            "database_url": shown_url(self.database_url),
+            "processes": self.processes,
+            "judge_processes": len(self.judges),
+            "judge_threads": self.judge_threads,
+        }
+
+
+def shape_label(shape: Mapping[str, Any]) -> str:
+    """Server.describe() in words: "PostgreSQL, 2 web processes, 2 judge workers x 2 threads"."""
+    n = shape["processes"]
+    words = ["PostgreSQL" if shape["database"] == "postgresql" else "SQLite"]
+    words.append(f"{n} web process{'es' if n > 1 else ''}")
+    if shape["judge_processes"]:
+        words.append(f"{shape['judge_processes']} judge workers x {shape['judge_threads']} threads")
+    return ", ".join(words)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def postgres_cpu(database: str) -> float:
+    """Own CPU seconds of the PostgreSQL backends connected to `database` on this machine (0 if
+    the server runs elsewhere): a backend's process title names its database. Backends that
+    ended meanwhile are not counted; the server's pools keep theirs open."""
+    total = 0.0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
-            return self.log.read_text(errors="replace")
+            if (proc / "comm").read_text().strip() != "postgres":
+                continue
+            if database not in (proc / "cmdline").read_bytes().decode(errors="replace").split():
+                continue
+            total += cpu_seconds(int(proc.name))[0]
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return total
+
+
+def spawned_children(parent: int) -> list[int]:
+    """`parent`'s children started by multiprocessing's spawn, but its resource tracker."""
+    found = []
+    try:
+        tasks = list(Path(f"/proc/{parent}/task").iterdir())
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            pids = (task / "children").read_text().split()
         except OSError:
-            return ""
+            continue
+        for pid in pids:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                found.append(int(pid))
+    return sorted(found)
 
 
 def server_env(
     tmp: Path,
     backend: str,
     *,
+    database_url: str | None = None,
     mode: str | None = None,
     workers: int | None = None,
     pool: int | None = None,
     allow_unsandboxed: bool = False,
 ) -> dict[str, str]:
-    """The server's environment: a temp SQLite DB and cache, submission rate limits out of the
-    way, and the judging settings asked for (unset ones keep the server's defaults)."""
+    """The server's environment: the database (a temp SQLite file unless given) and cache,
+    submission rate limits out of the way, and the judging settings asked for (unset ones keep
+    the server's defaults). The `judge worker`s get the same."""
     env = {
         **os.environ,
-        "JUDGE_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
+        "JUDGE_DATABASE_URL": database_url or f"sqlite:///{tmp / 'bench.db'}",
         "JUDGE_SECRET_KEY": SECRET_KEY,
         "JUDGE_BACKEND": backend,
         "JUDGE_SUBMITS_PER_USER": "1000000",
@@ -280,46 +513,119 @@ def judge_server(
     keep: bool = False,
     prefix: str = "bench-",
     start_timeout_s: float = 120,
+    database_url: str | None = None,
+    processes: int = 1,
+    judge_processes: int = 0,
+    judge_threads: int | None = None,
 ) -> Iterator[Server]:
-    """`judge serve` on a free loopback port with a temp SQLite DB; its output goes to
-    TMP/serve.log. Stopped (and TMP removed unless `keep`) when the block ends."""
-    tmp = Path(tempfile.mkdtemp(prefix=prefix))
-    port = free_port()
-    env = server_env(tmp, backend, mode=mode, workers=workers, pool=pool, allow_unsandboxed=allow_unsandboxed)
-    log = tmp / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "judge", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+    """`judge serve` on a free loopback port, its output in TMP/serve.log; the database from
+    bench_database. With `processes` > 1, `judge serve --processes N` (PostgreSQL). With
+    `judge_processes` M, M `judge worker --threads T` started once the server is up (it migrates
+    the database), logs in TMP/worker-I.log, and the server judges nothing itself unless
+    `workers` says so. Everything stopped (the workers first, each finishing its judgement) and
+    TMP removed unless `keep` when the block ends."""
+    if processes > 1 and not is_postgres(database_url):
+        raise SystemExit(
+            f"--processes {processes} needs PostgreSQL: give --database-url postgresql+psycopg://..."
         )
-    server = Server(f"http://127.0.0.1:{port}", process, tmp, tmp / "bench.db", log, {})
-    try:
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    with ExitStack() as stack:
+        if not keep:
+            stack.callback(shutil.rmtree, tmp, ignore_errors=True)
+        else:
+            stack.callback(print, f"(kept {tmp}: serve.log, the workers' logs; bench.db if on SQLite)")
+        url = stack.enter_context(bench_database(database_url, tmp, keep))
+        if judge_processes and workers is None:
+            workers = 0
+        env = server_env(
+            tmp,
+            backend,
+            database_url=url,
+            mode=mode,
+            workers=workers,
+            pool=pool,
+            allow_unsandboxed=allow_unsandboxed,
+        )
+        if processes > 1 or judge_processes:
+            # /metrics of any web process adds up every process of the run.
+            env["JUDGE_METRICS_DIR"] = str(tmp / "metrics")
+        port = free_port()
+        command = ["serve", "--host", "127.0.0.1", "--port", str(port)]
+        if processes > 1:
+            command += ["--processes", str(processes)]
+        log = tmp / "serve.log"
+        process = _start(command, env, log)
+        stack.callback(_stop, [process])
+        server = Server(f"http://127.0.0.1:{port}", process, tmp, url, log, {}, processes)
         deadline = time.monotonic() + start_timeout_s
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"judge serve exited while starting:\n{server.log_tail()}")
-            try:
-                server.health = call(server.url, "GET", "/healthz", timeout=10)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"judge serve did not start:\n{server.log_tail()}") from None
-                time.sleep(0.2)
+        server.health = _until_up(server, deadline)
+        threads = ["--threads", str(judge_threads)] if judge_threads else []
+        # Stopped all at once, before the server: each finishes its judgement under way.
+        stack.callback(_stop, server.judges)
+        for i in range(1, judge_processes + 1):
+            worker_log = tmp / f"worker-{i}.log"
+            server.judges.append(_start(["worker", *threads], env, worker_log))
+            server.judge_logs.append(worker_log)
+        for judge, worker_log in zip(server.judges, server.judge_logs, strict=True):
+            _until_logged(judge, worker_log, "judge worker: ", 1, deadline)
+            said = re.search(r"judge worker: (\d+) threads on the (\S+) backend", _read(worker_log))
+            if said:
+                server.judge_threads, server.judge_backend = int(said.group(1)), said.group(2)
         yield server
-    finally:
-        process.terminate()
+
+
+def _start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """`python -m judge COMMAND` with its output in `log`."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "judge", *command], env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT
+        )
+
+
+def _stop(processes: list[subprocess.Popen[bytes]], timeout_s: float = 60) -> None:
+    """SIGTERM to all, then wait (a worker finishes the judgement under way, up to 30 s, and
+    removes its containers); SIGKILL to any still there after `timeout_s`."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + timeout_s
+    for process in processes:
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if keep:
-            print(f"(kept {tmp}: the database and serve.log)")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _until_up(server: Server, deadline: float) -> dict[str, Any]:
+    """/healthz once every web process has started (with N processes, one answering says
+    nothing about the others: wait for each child's "Application startup complete")."""
+    while True:
+        if server.process.poll() is not None:
+            raise SystemExit(f"judge serve exited while starting:\n{server.log_tail()}")
+        try:
+            health: dict[str, Any] = call(server.url, "GET", "/healthz", timeout=10)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"judge serve did not start:\n{server.log_tail()}") from None
+            time.sleep(0.2)
+    if server.processes > 1:
+        _until_logged(server.process, server.log, "Application startup complete", server.processes, deadline)
+    return health
+
+
+def _until_logged(
+    process: subprocess.Popen[bytes], log: Path, line: str, count: int, deadline: float
+) -> None:
+    """Wait until `log` holds `line` `count` times (a process's word that it is ready)."""
+    while _read(log).count(line) < count:
+        tail = "\n".join(_read(log).splitlines()[-30:])
+        if process.poll() is not None:
+            raise SystemExit(f"{log.name}: the process exited while starting:\n{tail}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{log.name}: not ready in time (no {count} x {line!r}):\n{tail}")
+        time.sleep(0.2)
 
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
