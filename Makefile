@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup frontend serve test lint typecheck pytest validate i18n screenshots bench clean
+.PHONY: setup frontend serve test lint typecheck pytest validate i18n screenshots bench bench-multi clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,21 @@ bench: setup
 	$(BIN)/python bench/bench_e2e.py --n 50
 	$(BIN)/python bench/bench_load.py --learners 8 --duration 60
 	$(BIN)/python bench/bench_web.py
+
+# The multi-process set (issue 19) on PostgreSQL: each run creates a database of its own on the
+# server of BENCH_POSTGRES_URL (a role that may create databases) and drops it at the end.
+# Results: bench/results/{e2e_idle_pg,e2e_idle_pg_p2,load_pg,load_pg_p2_j2,web_pg,web_pg_p2}.json
+BENCH_POSTGRES_URL ?= $(JUDGE_TEST_POSTGRES_URL)
+BENCH_PG = --database-url "$(BENCH_POSTGRES_URL)"
+bench-multi: setup
+	@test -n "$(BENCH_POSTGRES_URL)" || { echo "set BENCH_POSTGRES_URL=postgresql+psycopg://USER:PASS@HOST:5432/postgres"; exit 2; }
+	$(BIN)/pip install --quiet -r bench/requirements.txt
+	$(BIN)/python bench/bench_e2e.py --mode fork --n 30 $(BENCH_PG)
+	$(BIN)/python bench/bench_e2e.py --mode fork --n 30 $(BENCH_PG) --processes 2
+	$(BIN)/python bench/bench_load.py --mode fork --learners 8 --duration 60 --warmup 10 $(BENCH_PG)
+	$(BIN)/python bench/bench_load.py --mode fork --learners 8 --duration 60 --warmup 10 $(BENCH_PG) --processes 2 --judge-processes 2
+	$(BIN)/python bench/bench_web.py $(BENCH_PG)
+	$(BIN)/python bench/bench_web.py $(BENCH_PG) --processes 2
 
 # The README's screenshots, taken by the browser tests in Debian's Chromium.
 screenshots: setup frontend

@@ -640,12 +640,14 @@ def main() -> None:
         logs = server.logs()
         findings = {log: server_log_findings(text) for log, text in logs.items()}
 
-    label = f"{backend} {mode}, {workers} workers" + (f", pool {args.pool}" if args.pool is not None else "")
-    if shape["database"] != "sqlite" or shape["processes"] > 1 or shape["judge_processes"]:
-        label += f"; {shape_label(shape)}"
+    # Judging threads: the server's, or M judge workers x T threads ("2x2") when they judge.
+    judging = f"{shape['judge_processes']}x{shape['judge_threads']}" if shape["judge_processes"] else workers
+    label = f"{backend} {mode}, {judging} workers" + (f", pool {args.pool}" if args.pool is not None else "")
     rows = [summarise(p, db["subs"], floor, f"K={p.learners} {label}") for p in phases]
     following = f"polling every {args.poll_ms:g} ms" if args.poll_ms else "long-polling"
     title = f"problem {args.problem}, closed loop of K learners, {following} ({label})"
+    if shape["database"] != "sqlite" or shape["processes"] > 1 or shape["judge_processes"]:
+        title += f"\n{shape_label(shape)}"
     print_tables(title, floor_values, rows)
     print(
         f"\ndatabase: {db['rows']} rows for {db['accepted_posts']} accepted POSTs, "

@@ -308,6 +308,11 @@ def check_server_options(parser: argparse.ArgumentParser, args: argparse.Namespa
             "--database-url postgresql+psycopg://USER:PASS@HOST:5432/postgres, where the run creates "
             "a database of its own"
         )
+    if getattr(args, "judge_processes", 0) and not is_postgres(args.database_url):
+        print(
+            "note: on SQLite, a verdict written by a `judge worker` reaches the long-polls at their "
+            "next re-read (0.5 s): notices between processes need PostgreSQL"
+        )
 
 
 def server_shape(args: argparse.Namespace) -> dict[str, Any]:
