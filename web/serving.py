@@ -75,7 +75,7 @@ def _serve_many(
         processes,
         host,
         port,
-        settings.database_url,
+        shown_database(settings),
         settings.workers,
         metrics_dir,
     )
@@ -116,6 +116,16 @@ def _metrics_dir(settings: WebSettings) -> tuple[Path, bool]:
     return Path(tempfile.mkdtemp(prefix="llm-judge-metrics-")), True
 
 
+def shown_database(settings: WebSettings) -> str:
+    """The database URL as logs show it: without its password."""
+    from sqlalchemy import make_url
+
+    try:
+        return make_url(settings.database_url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy reads: the engine will say so; show no part of it
+        return "(unreadable URL)"
+
+
 def _built(build: Any) -> Any:
     from judge.backends import BackendUnavailable
     from web.settings import InsecureSettings
@@ -140,7 +150,7 @@ def _announce(platform: Platform, settings: WebSettings, host: str, port: int, p
         host,
         port,
         platform.public_url,
-        settings.database_url,
+        shown_database(settings),
         settings.workers,
         platform.backend_name,
         len(platform.problems),

@@ -27,9 +27,9 @@ from web.db import make_engine, make_sessionmaker
 from web.submissions.models import EventKind, Submission, SubmissionEvent
 
 LEARNERS = 4
-LOAD_S = 24.0
-KILL_WEB_AT_S = 6.0
-KILL_WORKER_AT_S = 11.0
+LOAD_S = 18.0
+KILL_WEB_AT_S = 5.0
+KILL_WORKER_AT_S = 9.0
 LEASE_S = 4
 # A verdict written by a worker process is seen by the web process through its notice; without
 # one it would be seen only at the long-poll's next re-read, 5 s later.

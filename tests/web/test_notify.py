@@ -4,6 +4,7 @@ long-poll for a verdict that another process wrote."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.web.factories import bearer, make_client, make_settings, read_204, register, submit
+from tests.web.factories import PKG_204, bearer, make_client, make_settings, read_204, register, submit
 from web.db import make_engine, make_sessionmaker, transaction
 from web.notify import (
     ANYTHING,
@@ -25,7 +26,7 @@ from web.notify import (
     make_notices,
     postgres_conninfo,
 )
-from web.platform import Platform
+from web.platform import Platform, build_platform
 from web.submissions import queue
 
 HEARD_WITHIN_S = 5.0
@@ -171,3 +172,27 @@ def test_a_long_poll_wakes_for_a_claim_and_a_verdict_written_by_another_process(
             assert status == ("running" if step == "claim" else "done")
             assert answered - written < 2.0, f"{step}: answered {answered - written:.2f} s later"
         engine.dispose()
+
+
+def test_a_problem_sync_in_one_process_reloads_the_problems_of_another(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    problems = tmp_path / "problems"
+    shutil.copytree(PKG_204, problems / PKG_204.name)
+    settings = make_settings(tmp_path, postgres_url, workers=0, problems_dir=problems)
+    here, there = build_platform(settings), build_platform(settings)
+    try:
+        there.notices.start()
+        assert isinstance(there.notices, PostgresNotices) and there.notices.wait_listening(10)
+        before = there.problems["204"].content_hash
+        statement = problems / PKG_204.name / "statement.en.md"
+        statement.write_text(statement.read_text() + "\nOne more line.\n")
+        assert here.reload_problems() == ["204"]
+        deadline = time.monotonic() + HEARD_WITHIN_S
+        while there.problems["204"].content_hash == before and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert there.problems["204"].content_hash == here.problems["204"].content_hash != before
+    finally:
+        for platform in (here, there):
+            platform.notices.close()
+            platform.engine.dispose()

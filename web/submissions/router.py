@@ -71,14 +71,16 @@ async def get_submission(
     if wait <= 0 or first.status == SubmissionStatus.DONE:
         return first
     # The wait itself holds no thread and no database connection: it sleeps on the loop until
-    # a worker of this process announces a change (on the platform's board), re-reading the
-    # status every RECHECK_S for workers elsewhere.
+    # a SUBMISSION notice for it (from a worker of any process, web.notify) wakes it, or until
+    # the board's re-read interval for workers whose notices do not reach here. Each read is the
+    # whole answer, so the one that sees the change is the one sent back.
     await run_in_threadpool(db.rollback)
+    latest = first
 
     async def changed() -> bool:
-        status = await run_in_threadpool(service.status_now, db, submission_id)
-        return status != first.status
+        nonlocal latest
+        latest = await run_in_threadpool(service.read_submission_now, db, submission_id, user, lang)
+        return latest.status != first.status
 
-    if not await platform.board.wait_until(submission_id, changed, wait):
-        return first
-    return await run_in_threadpool(service.read_submission, db, submission_id, user, lang)
+    await platform.board.wait_until(submission_id, changed, wait)
+    return latest

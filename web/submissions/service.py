@@ -64,9 +64,10 @@ def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh
     return detail(sub, owner.username if owner else "?", version, user.is_admin, lang)
 
 
-def status_now(db: Session, submission_id: int) -> str | None:
-    """The submission's status as the database has it now; the read is ended at once."""
+def read_submission_now(db: Session, submission_id: int, user: User, lang: str = "zh") -> SubmissionDetail:
+    """`read_submission` as the database has it now; the read is ended at once."""
     try:
-        return db.scalar(select(Submission.status).where(Submission.id == submission_id))
+        db.expire_all()  # the identity map keeps the last read's row: read it again
+        return read_submission(db, submission_id, user, lang)
     finally:
         db.rollback()  # give the connection back between reads
