@@ -5,8 +5,11 @@ The settings are loaded once, here, and handed to the command (docs/settings.md)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,20 +116,33 @@ def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
         dirs += all_problem_dirs(settings.problems_dir)
     if not dirs:
         raise UsageError("name package folders or pass --all")
-    backend, _ = make_backend(args.backend or settings.backend, settings.sandbox)
-    results = []
-    try:
-        for i, d in enumerate(dirs, 1):
-            started = time.monotonic()
-            result = validate_package(d, backend, settings)
-            results.append(result)
-            # One line per package as it goes (on stderr: --json keeps stdout for the report).
+    jobs = max(1, min(args.jobs, len(dirs)))
+    # Each package's judgements wait on a sandbox; with several packages at once every ready
+    # sandbox (and core) has work. At least as many ready sandboxes as packages in flight.
+    sandbox = settings.sandbox
+    if jobs > sandbox.pool_size:
+        sandbox = sandbox.model_copy(update={"pool_size": jobs})
+    backend, _ = make_backend(args.backend or settings.backend, sandbox)
+    done = [0]
+    lock = threading.Lock()
+
+    def validate(d: Path) -> Validation:
+        started = time.monotonic()
+        result = validate_package(d, backend, settings)
+        with lock:
+            done[0] += 1
+            # One line per package as it ends (on stderr: --json keeps stdout for the report).
             print(
-                f"[{i}/{len(dirs)}] {d.name}: {'sound' if result.ok else 'NOT SOUND'}"
+                f"[{done[0]}/{len(dirs)}] {d.name}: {'sound' if result.ok else 'NOT SOUND'}"
                 f"{_mutation_line(result)} ({time.monotonic() - started:.1f} s)",
                 file=sys.stderr,
                 flush=True,
             )
+        return result
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="validate") as pool:
+            results = list(pool.map(validate, dirs))  # in the order asked for, whatever ends first
     finally:
         backend.close()
     if args.json:
@@ -239,6 +255,12 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--all", action="store_true", help="every package under the problems folder")
     val.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
     val.add_argument("--json", action="store_true")
+    val.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="packages validated at once (default: one per core)",
+    )
     val.set_defaults(func=_validate)
 
     new = sub.add_parser("new", help="scaffold a new problem package")
