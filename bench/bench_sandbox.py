@@ -7,15 +7,18 @@ docker warm  a container started ahead of time with torch imported, used once
 docker fork  a fork server's fresh child per judgement (per-job uid, rlimits, seccomp)
 
 The expected observations are cached first, so only the learner's run is measured. For the
-warm and fork rows the pool is refilled between judgements (untimed): each timed run finds
-a ready container, as an idle server's submission does. A second table splits each
-judgement into where its time goes.
+warm and fork rows the pool is refilled between judgements and the judge then stays idle
+for `--idle-ms` (untimed): each timed run finds a ready container whose fork server has
+its next child forked and set up, as an idle server's submission does (`--idle-ms 0`
+measures judgements back to back instead). A second table splits each judgement into
+where its time goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--modes", default="local,cold,warm,fork", help="which rows to measure")
+    parser.add_argument("--idle-ms", type=float, default=200.0, help="untimed pause before each judgement")
     args = parser.parse_args()
 
     from judge.backends import make_backend
@@ -82,6 +86,7 @@ def main() -> None:
             def refill(pool: Any = pool) -> None:
                 if pool is not None:
                     pool.fill(120)
+                time.sleep(args.idle_ms / 1000)
 
             values = timed(once, args.repeat, between=refill)
         finally:

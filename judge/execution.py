@@ -18,7 +18,7 @@ from judge.interfaces import JudgedProblem
 from judge.messages import msg
 from judge.observations import ObservationError, decode
 from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
-from judge.runner.job import PartSource, RunnerJob, SolutionSource
+from judge.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
 from judge.runner.main import EXIT_INTERNAL
 from judge.texts import Text, same
 from judge.verdicts import Verdict
@@ -31,11 +31,12 @@ LOG_TAIL = 2000
 
 # The judge's runner, as every backend is built to run it: cold, `python -m judge.runner`
 # (which prepares itself, then runs the job on stdin); pooled, a fork server that called
-# prepare() once and calls main() in each job's child.
+# prepare() once and calls warm() and then main() in each job's child.
 RUNNER = RunnerSpec(
     cold_args=("-m", "judge.runner"),
     preload="judge.runner.main:prepare",
     entry="judge.runner.main:main",
+    warm="judge.runner.main:warm",
 )
 
 
@@ -110,10 +111,12 @@ def run_solutions(
     limits: Limits,
     parts: Sequence[PartSource] = (),
 ) -> RunResult:
+    cases_source = problem.read("cases.py")
     job = RunnerJob(
         problem=problem.id,
         entry_points=list(problem.spec.entry_points),
-        cases_source=problem.read("cases.py"),
+        cases_source=cases_source,
+        cases_code=marshalled_cases(cases_source),
         case_names=case_names,
         solutions=solutions,
         forbidden=list(problem.spec.forbidden),

@@ -22,11 +22,14 @@ class RunnerSpec:
     that keeps processes ready calls `preload` ("module:function") once per process and
     `entry` ("module:function") once per job, in a child with the job on its stdin; together
     they must do what the cold command does. Without them the runner can only run cold.
+    `warm` ("module:function", optional) is called in each job's child before its job
+    exists: trusted, job-independent work that would otherwise be paid during the job.
     """
 
     cold_args: tuple[str, ...]  # e.g. ("-m", "judge.runner")
     preload: str | None = None
     entry: str | None = None
+    warm: str | None = None
 
     def __post_init__(self) -> None:
         if (self.preload is None) != (self.entry is None):

@@ -101,6 +101,8 @@ class WarmContainer:
             "--uid-base",
             str(uid_base),
         ]
+        if runner.warm is not None:
+            command += ["--warm", runner.warm]
         self.cid = engine.create(
             command,
             memory=BASELINE_MEMORY + policy.memory_bytes,

@@ -1,19 +1,28 @@
 """The warm sandbox server: preload once, then run each job in a fresh forked child (stdlib only).
 
 Runs inside a judge container as `python3 -m sandbox.forkserver --preload M:F --entry M:F
-[--jobs N]`. It imports and calls the preload function (for the judge: import torch and warm
-it up), says it is ready, and then serves requests from stdin (see sandbox.wire). For each
-job it forks a child that sets itself up before any job code runs:
+[--warm M:F] [--jobs N]`. It imports and calls the preload function (for the judge: import
+torch and warm it up), says it is ready, and then serves requests from stdin (see
+sandbox.wire). Each job runs in a child of its own, forked *before* the job arrives (for
+the first job before the server says it is ready, for each next one as soon as the last
+one's report is sent), which sets itself up while nothing of any job exists:
 
-- its own session, stdin from a private copy of the job, stdout/stderr to pipes the server
-  reads (so job code never writes the server's own stream), every other descriptor closed;
-- a fresh working folder in /tmp, readable by the job alone;
-- rlimits: CPU time, address space, file size, processes, open files, no core dumps;
-- when the server runs as root (fork mode): no supplementary groups and a user and group
-  of its own for this job (a uid no other job had), which cannot be undone;
-- no_new_privs and the seccomp filter of sandbox.seccomp;
+- its own session, stdin from a private memfd the job will be copied into, stdout/stderr
+  to pipes the server reads (so job code never writes the server's own stream), every
+  other descriptor closed but the pipe on which the job's limits will come; no core dumps;
+- the warm function, if any: trusted, job-independent work whose memory writes (the
+  copy-on-write faults of a forked child) are then paid before the job, not during it;
 
-and then calls the entry function. The server enforces the job's start-up and wall clocks
+and then it waits, as the server's user. When the job comes, the server copies its
+payload into the memfd and sends its limits, and the child, before any job code:
+
+- sets its rlimits: CPU time, address space, file size, processes, open files;
+- when the server runs as root (fork mode): drops its supplementary groups and becomes a
+  user and group of its own for this job (a uid no other job had), which cannot be undone;
+- enters a fresh working folder in /tmp (made for it before the fork), the job's alone;
+- sets no_new_privs and loads the seccomp filter of sandbox.seccomp;
+
+and calls the entry function. The server enforces the job's start-up and wall clocks
 and output caps, waits for the child, and then kills every process of the job: as root,
 a helper that becomes the job's uid kills everything that uid owns (so a process that
 left the session is found too); otherwise the child's process group. It removes the
@@ -27,12 +36,21 @@ then discards the container.
 No job's data stays in the server's memory for the next job to find in its forked copy:
 the payload goes from stdin to a memfd, and the job's output to stdout, through one
 buffer that is zeroed after every job; nothing of either is ever a Python object here.
+A child is forked after the previous job was reported and the buffer zeroed, and before
+the next job's payload is read: it holds no job's data until its own arrives.
+
+Forking a process with torch loaded is mostly copying, and at exit tearing down, the page
+tables of its private memory: a server that serves many jobs asks the kernel once, after
+the preload, to back that memory with huge pages (sandbox.hugepages), which makes both
+several times cheaper. It also freezes its objects for the garbage collector, so that a
+child's collection neither walks nor writes (copies) the server's objects.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import json
 import math
@@ -45,9 +63,10 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from sandbox import seccomp, wire
+from sandbox import hugepages, seccomp, wire
 
 CHUNK = 1 << 16
 # The first uid of per-job users in fork mode; job k of a container runs as UID_BASE + k.
@@ -58,6 +77,8 @@ ADDRESS_SLACK = 256 * 1024 * 1024
 # How long to wait for the job's last writers to go after they were killed.
 DRAIN_S = 2.0
 EXIT_CHILD_SETUP = 71
+# In a waiting child: the pipe on which the job's limits arrive.
+GO_FD = 3
 
 
 def _resolve(spec: str) -> Callable[[], Any]:
@@ -74,15 +95,37 @@ def _vm_size() -> int:
     return 0
 
 
+@dataclass
+class Child:
+    """A forked, set-up child waiting for its job, as the server holds it."""
+
+    pid: int
+    pidfd: int
+    uid: int
+    workdir: str
+    payload_fd: int  # the server's handle on the memfd that is the child's stdin
+    go_w: int  # the job's limits go here; closed unsent, it tells the child to leave
+    result_r: int
+    log_r: int
+
+
 class Server:
-    def __init__(self, entry: Callable[[], Any], jobs: int, uid_base: int = UID_BASE) -> None:
+    def __init__(
+        self,
+        entry: Callable[[], Any],
+        jobs: int,
+        uid_base: int = UID_BASE,
+        warm: Callable[[], Any] | None = None,
+    ) -> None:
         self.entry = entry
+        self.warm = warm
         self.jobs = jobs
         self.uid_base = uid_base
         self.privileged = os.geteuid() == 0
         # Reused for every byte of job data; zeroed after each job.
         self.buffer = bytearray(wire.MAX_ENVELOPE_BYTES)
         self.view = memoryview(self.buffer)
+        self.waiting: Child | None = None
 
     # -- the stream to the host ---------------------------------------------------------
 
@@ -113,19 +156,6 @@ class Server:
             copied += got
         return copied
 
-    def read_request(self) -> tuple[dict[str, Any], int] | None:
-        """The next request's header and a memfd holding its payload; None at end of input."""
-        request = wire.read_request_head(self._read_exact)
-        if request is None:
-            return None
-        header, length = request
-        fd = os.memfd_create("job", os.MFD_CLOEXEC)
-        if self._read_payload_into(fd, length) != length:
-            os.close(fd)
-            raise wire.WireError("input ended inside a request")
-        os.lseek(fd, 0, os.SEEK_SET)
-        return header, fd
-
     # -- serving ------------------------------------------------------------------------
 
     def serve(self) -> int:
@@ -133,14 +163,18 @@ class Server:
             # Jobs may write only in their own folders. (Docker copies the image's /tmp mode,
             # 1777, onto the tmpfs whatever its options say; the server owns it, so it sets it.)
             os.chmod(WORK_ROOT, 0o711)
+        self.waiting = self._fork_ahead(0)
         self.send_json(wire.READY, {"pid": os.getpid(), "privileged": self.privileged, "jobs": self.jobs})
         for serial in range(self.jobs):
-            request = self.read_request()
+            request = wire.read_request_head(self._read_exact)
             if request is None:
                 return 0
-            header, payload_fd = request
+            header, length = request
             try:
-                end = self.run_job(header, payload_fd, serial)
+                # A child that could not be forked ahead is forked now (and fails the same way).
+                child = self.waiting if self.waiting is not None else self._spawn(serial)
+                self.waiting = None
+                end = self.run_job(header, length, child)
             except OSError as exc:
                 # The job could not be started (no process or file to spare, say): say so
                 # instead of dying, so the host knows this is the sandbox's fault, not the job's.
@@ -151,21 +185,74 @@ class Server:
             self.send_json(wire.END, end)
             if not end["fit"]:
                 return 0
+            # The next job's child: forked and set up while the host reads this job's results.
+            self.waiting = self._fork_ahead(serial + 1)
         return 0
 
-    def run_job(self, limits: dict[str, Any], payload_fd: int, serial: int) -> dict[str, Any]:
-        start = time.monotonic()
+    def _fork_ahead(self, serial: int) -> Child | None:
+        """A waiting child for job `serial`, or None when none can be had now (no process or
+        file to spare): the job then forks its own when it comes, and reports that failure."""
+        try:
+            return self._spawn(serial)
+        except OSError:
+            return None
+
+    def _spawn(self, serial: int) -> Child:
+        """Fork the child of job `serial`; it sets itself up and waits for the job's limits."""
         uid = self.uid_base + serial if self.privileged else os.getuid()
         workdir = self._make_workdir(serial, uid)
-        result_r, result_w = os.pipe()
-        log_r, log_w = os.pipe()
-        address_space = _vm_size() + int(limits["memory_bytes"]) + ADDRESS_SLACK
-        pid = os.fork()
+        fds: list[int] = []
+        try:
+            fds.append(os.memfd_create("job", os.MFD_CLOEXEC))
+            for _ in range(3):
+                fds.extend(os.pipe())
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.rmdir(workdir)
+            raise
+        payload_fd, go_r, go_w, result_r, result_w, log_r, log_w = fds
         if pid == 0:  # the child: never returns
-            self._child(limits, payload_fd, result_w, log_w, workdir, uid, address_space)
-        for fd in (payload_fd, result_w, log_w):
+            self._child(payload_fd, go_r, result_w, log_w, workdir, uid)
+        for fd in (go_r, result_w, log_w):
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
+        return Child(pid, os.pidfd_open(pid), uid, workdir, payload_fd, go_w, result_r, log_r)
+
+    def _hand_over(self, child: Child, limits: dict[str, Any], length: int) -> None:
+        """Give the waiting child its job: the payload into its stdin, then its limits."""
+        try:
+            if self._read_payload_into(child.payload_fd, length) != length:
+                raise wire.WireError("input ended inside a request")
+            # The child's stdin is the same open file: it reads from where this points.
+            os.lseek(child.payload_fd, 0, os.SEEK_SET)
+        finally:
+            os.close(child.payload_fd)
+        go = {
+            "cpu_s": float(limits["cpu_s"]),
+            "address_space": _vm_size() + int(limits["memory_bytes"]) + ADDRESS_SLACK,
+            "file_bytes": int(limits["file_bytes"]),
+            "open_files": int(limits["open_files"]),
+            "processes": int(limits["processes"]),
+        }
+        try:
+            # A child that died while it waited (its set-up failed) has closed its end: its
+            # exit status and log then say what happened.
+            with contextlib.suppress(OSError):
+                _write_all(child.go_w, [json.dumps(go).encode()])
+        finally:
+            os.close(child.go_w)
+
+    def run_job(self, limits: dict[str, Any], length: int, child: Child) -> dict[str, Any]:
+        start = time.monotonic()
+        pid, pidfd, uid, workdir = child.pid, child.pidfd, child.uid, child.workdir
+        result_r, log_r = child.result_r, child.log_r
+        try:
+            self._hand_over(child, limits, length)
+        except BaseException:
+            self._kill_job(pid, uid, workdir=None)
+            raise
         caps = {result_r: int(limits["result_bytes"]), log_r: int(limits["log_bytes"])}
         sent = {result_r: 0, log_r: 0}
         tags = {result_r: wire.RESULT, log_r: wire.LOG}
@@ -331,16 +418,7 @@ class Server:
 
     # -- the child --------------------------------------------------------------------------
 
-    def _child(
-        self,
-        limits: dict[str, Any],
-        payload_fd: int,
-        result_w: int,
-        log_w: int,
-        workdir: str,
-        uid: int,
-        address_space: int,
-    ) -> None:
+    def _child(self, payload_fd: int, go_r: int, result_w: int, log_w: int, workdir: str, uid: int) -> None:
         server = os.getppid()
         protected = (server, os.getpgid(server), 1)  # the server, its group, the container's init
         try:
@@ -348,7 +426,8 @@ class Server:
             os.dup2(payload_fd, 0, inheritable=True)
             os.dup2(result_w, 1, inheritable=True)
             os.dup2(log_w, 2, inheritable=True)
-            os.closerange(3, 1 << 20)
+            os.dup2(go_r, GO_FD, inheritable=False)
+            os.closerange(GO_FD + 1, 1 << 20)
             # Fresh stream objects: the server's own may hold buffered bytes.
             sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
             sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
@@ -365,21 +444,16 @@ class Server:
 
             tempfile.tempdir = None
             sys.path[:] = [p for p in sys.path if p and not p.startswith(WORK_ROOT)]
-            cpu = math.ceil(float(limits["cpu_s"]))
-            rlimits = [
-                (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-                (resource.RLIMIT_AS, (address_space, address_space)),
-                (resource.RLIMIT_FSIZE, (int(limits["file_bytes"]),) * 2),
-                (resource.RLIMIT_CORE, (0, 0)),
-                (resource.RLIMIT_NOFILE, (int(limits["open_files"]),) * 2),
-            ]
-            if self.privileged:
-                # Counted per uid across the host, so only meaningful for a uid of the job's
-                # own; as the shared sandbox user the container's pids limit does this.
-                processes = int(limits["processes"])
-                rlimits.append((resource.RLIMIT_NPROC, (processes, processes)))
-            for which, value in rlimits:
-                resource.setrlimit(which, value)
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if self.warm is not None:
+                self.warm()
+            # Until its job comes the child is the server's user, like the server's own
+            # work: no process runs as a job's uid but the job's own (and the next one's
+            # uid has no process until its job starts).
+            limits = _wait_for_job()
+            if limits is None:  # the server is gone or let this child go
+                os._exit(0)
+            _set_limits(limits, self.privileged)
             if self.privileged:
                 os.setgroups([])
                 os.setresgid(uid, uid, uid)
@@ -403,6 +477,39 @@ class Server:
                 with contextlib.suppress(Exception):
                     stream.flush()
             os._exit(code)
+
+
+def _wait_for_job() -> dict[str, Any] | None:
+    """In a waiting child: the job's limits, once the server sends them (None at end of file)."""
+    data = bytearray()
+    while chunk := os.read(GO_FD, CHUNK):
+        data += chunk
+    os.close(GO_FD)
+    if not data:
+        return None
+    limits: dict[str, Any] = json.loads(data)
+    return limits
+
+
+def _set_limits(limits: dict[str, Any], privileged: bool) -> None:
+    """The job's rlimits, set by the child itself: only lowered, which needs no privilege."""
+    # As in a cold run, the limit counts the process's whole CPU time, its set-up included
+    # (a few milliseconds here, against a budget of start-up plus run time).
+    cpu = math.ceil(float(limits["cpu_s"]))
+    address_space = int(limits["address_space"])
+    rlimits = [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (address_space, address_space)),
+        (resource.RLIMIT_FSIZE, (int(limits["file_bytes"]),) * 2),
+        (resource.RLIMIT_NOFILE, (int(limits["open_files"]),) * 2),
+    ]
+    if privileged:
+        # Counted per uid across the host, so only meaningful for a uid of the job's own; as
+        # the shared sandbox user the container's pids limit does this.
+        processes = int(limits["processes"])
+        rlimits.append((resource.RLIMIT_NPROC, (processes, processes)))
+    for which, value in rlimits:
+        resource.setrlimit(which, value)
 
 
 def _kill_as(uid: int, workdir: str | None) -> int:
@@ -499,6 +606,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m sandbox.forkserver")
     parser.add_argument("--preload", required=True, help="module:function run once, before serving")
     parser.add_argument("--entry", required=True, help="module:function run in each job's child")
+    parser.add_argument(
+        "--warm", help="module:function run in each child before its job comes (trusted, job-independent)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="jobs to serve before exiting")
     parser.add_argument("--uid-base", type=int, default=UID_BASE, help="job k runs as uid-base + k (as root)")
     args = parser.parse_args(argv)
@@ -508,7 +618,15 @@ def main(argv: list[str] | None = None) -> int:
     # open its memory through /proc. Jobs inherit the flag, which protects them the same way.
     _set_dumpable(False)
     _resolve(args.preload)()
-    server = Server(_resolve(args.entry), max(args.jobs, 1), args.uid_base)
+    jobs = max(args.jobs, 1)
+    # Everything preloaded lives as long as the server: the collector need not look at it
+    # again, in the server or (which would copy every page it touches) in a child.
+    gc.collect()
+    gc.freeze()
+    if jobs > 1:  # a second or so, worth it over many forks, not for one
+        hugepages.collapse()
+    warm = _resolve(args.warm) if args.warm else None
+    server = Server(_resolve(args.entry), jobs, args.uid_base, warm)
     try:
         return server.serve()
     except wire.WireError as exc:

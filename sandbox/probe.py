@@ -7,16 +7,33 @@ job code nothing the runner does not: both execute what they are sent.
 
 from __future__ import annotations
 
+import os
+import resource
 import sys
 
 from sandbox.backend import RunnerSpec
 
-# The probe as a backend's runner: cold `python3 -m sandbox.probe`, pooled these two.
-RUNNER = RunnerSpec(("-m", "sandbox.probe"), preload="sandbox.probe:prepare", entry="sandbox.probe:main")
+# The probe as a backend's runner: cold `python3 -m sandbox.probe`, pooled these three.
+RUNNER = RunnerSpec(
+    ("-m", "sandbox.probe"),
+    preload="sandbox.probe:prepare",
+    entry="sandbox.probe:main",
+    warm="sandbox.probe:warm",
+)
+# What the waiting child was when its warm function ran (a job prints it).
+WARMED: dict[str, object] = {}
 
 
 def prepare() -> None:
     """Nothing to preload: the tests check the sandbox, not torch."""
+
+
+def warm() -> None:
+    """In a pooled job's child before its job comes: note who it is and what it has."""
+    WARMED.update(
+        uid=os.getuid(),
+        cpu=resource.getrlimit(resource.RLIMIT_CPU)[0],
+    )
 
 
 def main() -> int:

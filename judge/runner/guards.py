@@ -31,20 +31,16 @@ class ForbiddenAPIError(RuntimeError):
 _Index = dict[int, list[tuple[Any, str]]]
 _index: _Index | None = None
 _indexed_modules: set[str] = set()
-_modules_seen = 0
+_names_seen: set[str] = set()  # every name in sys.modules at the last scan
 
 
 def index_torch() -> _Index:
     """Index the torch modules loaded now (and any loaded since the last call)."""
-    global _index, _modules_seen
+    global _index
     if _index is None:
         _index = {}
-    if len(sys.modules) == _modules_seen:
-        return _index
-    _modules_seen = len(sys.modules)
-    # By the names sys.modules knows them under: a string test per module, so that the
-    # rescan after a job added a few modules ("cases", "solution") costs next to nothing.
-    for mod_name, module in list(sys.modules.items()):
+    for mod_name in _added_modules():
+        module = sys.modules.get(mod_name)
         if mod_name in _indexed_modules or not (mod_name == "torch" or mod_name.startswith("torch.")):
             continue
         _indexed_modules.add(mod_name)
@@ -55,6 +51,28 @@ def index_torch() -> _Index:
         for attr, value in items:
             _index.setdefault(id(value), []).append((module, attr))
     return _index
+
+
+def _added_modules() -> list[str]:
+    """The names sys.modules gained since the last call (all of them at the first).
+
+    A job's rescan looks at the newest entries only: a dict keeps its insertion order, so
+    what was imported since the last scan is at its end. Walking all of a few thousand
+    modules would write each one's reference count, and in a fork server's child every such
+    write copies a page of the server's memory (4 ms of faults in a judgement of 20 ms).
+    When the count does not add up (a module was removed, or removed and imported again),
+    it looks at everything.
+    """
+    added = []
+    for name in reversed(sys.modules):
+        if name in _names_seen:
+            break
+        added.append(name)
+    if len(sys.modules) != len(_names_seen) + len(added):
+        _names_seen.clear()
+        added = list(sys.modules)
+    _names_seen.update(added)
+    return added
 
 
 class Guards:

@@ -67,8 +67,6 @@ def prepare() -> None:
     import judge.runner.parts
     import judge.runner.tracebacks  # imported now so that no job pays for it
 
-    judge.runner.guards.index_torch()
-
     torch.set_num_threads(1)
     with contextlib.suppress(RuntimeError):  # already set: harmless
         torch.set_num_interop_threads(1)
@@ -78,6 +76,41 @@ def prepare() -> None:
     warm = torch.ones(2, requires_grad=True)
     (warm * warm).sum().backward()  # type: ignore[no-untyped-call]
     (warm * 2).backward(torch.ones(2))  # type: ignore[no-untyped-call]
+    # Last: the first backward imports a few hundred more of torch's modules.
+    judge.runner.guards.index_torch()
+
+
+def warm() -> None:
+    """Job-independent work for a fork server's child to do before its job comes.
+
+    A forked child shares the server's memory until it writes to it; each first write to a
+    page copies that page (a fault of some microseconds), and a judgement writes a few
+    thousand: reference counts of modules and functions, the allocators' free lists,
+    autograd's and the frame encoder's state. What this touches is copied here, off the
+    job's clock. It reads and runs nothing of any job (no job exists yet).
+    """
+    import torch
+
+    from judge.casekit import Rng
+    from judge.observations import encode
+    from judge.protocol import encode_frame
+    from judge.runner.guards import index_torch
+
+    # The walks over every loaded module (the guards' index, the course package's finder).
+    for _name, _module in list(sys.modules.items()):
+        pass
+    # A small case's worth of what every case does: seeded inputs, a module's forward and
+    # backward in fp32 and bf16, its observations encoded into a frame.
+    torch.default_generator.manual_seed(0)
+    rng = Rng(0)
+    layer = torch.nn.Linear(8, 8)
+    x = rng.normal(2, 8).requires_grad_()
+    y = layer(x) * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    y.sum().backward()
+    z = layer.to(torch.bfloat16)(x.detach().to(torch.bfloat16)).float()
+    head, tensors = encode({"y": y, "z": z, "grad": x.grad, "n": 1, "f": 0.5, "ok": True, "s": "x"})
+    encode_frame({"kind": "case", "status": "ok", "obs": head, "time_ms": 0.0}, tensors)
+    index_torch()  # what this imported
 
 
 def _run(out: BinaryIO) -> int:
@@ -85,7 +118,7 @@ def _run(out: BinaryIO) -> int:
     import torch
 
     from judge.protocol import PROTOCOL_VERSION, encode_frame
-    from judge.runner.job import MAX_JOB_BYTES, RunnerJob
+    from judge.runner.job import MAX_JOB_BYTES, RunnerJob, load_cases_code
 
     def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
         out.write(encode_frame(head, tensors))
@@ -115,7 +148,7 @@ def _run(out: BinaryIO) -> int:
     cases_mod.__file__ = "cases.py"
     sys.modules["cases"] = cases_mod
     register_source("cases.py", job.cases_source)
-    exec(compile(job.cases_source, "cases.py", "exec"), cases_mod.__dict__)
+    exec(load_cases_code(job), cases_mod.__dict__)
     by_name = {c.name: c for c in collect_cases(cases_mod)}
     unknown = [n for n in job.case_names if n not in by_name]
     if unknown:

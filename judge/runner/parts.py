@@ -77,8 +77,10 @@ class PartFinder(importlib.abc.MetaPathFinder):
 
         names = {p.module for p in parts}
         packages = {p.module.rsplit(".", i)[0] for p in parts for i in range(1, p.module.count(".") + 1)}
-        for name in list(sys.modules):
-            if any(name == n or name.startswith(n + ".") for n in names | packages | set(self.parts)):
+        course = names | packages | set(self.parts)
+        if course:
+            below = tuple(n + "." for n in course)
+            for name in [n for n in sys.modules if n in course or n.startswith(below)]:
                 del sys.modules[name]
         self.parts = {p.module: p for p in parts}
         self.packages = packages

@@ -98,6 +98,22 @@ def test_a_pooled_job_is_locked_down(pooled: DockerBackend) -> None:
         assert (facts["uid"], facts["gid"]) == (65534, 65534)
 
 
+def test_a_pooled_job_child_is_set_up_before_its_job_exists(pooled: DockerBackend) -> None:
+    # The probe's warm function records what the waiting child was when it ran: still the
+    # server's user (no process holds a job's uid before its job) and not yet under the
+    # job's limits; the job itself then runs as its own user with its own limits (the test
+    # above). (Its payload may already be on the way: the server does not wait for it.)
+    code = (
+        "import json, os, sandbox.probe; print(json.dumps({**sandbox.probe.WARMED, 'uid_now': os.getuid()}))"
+    )
+    warmed = json.loads(output(job(pooled, code)))
+    assert warmed["cpu"] != 10  # not yet the job's RLIMIT_CPU
+    if pooled.mode == "fork":
+        assert warmed["uid"] == 0 and warmed["uid_now"] >= 1_000_000
+    else:
+        assert warmed["uid"] == warmed["uid_now"] == 65534
+
+
 def test_denied_calls_fail_cleanly_and_the_server_cannot_be_signalled(pooled: DockerBackend) -> None:
     code = """
 import ctypes, errno, json, os, signal, socket

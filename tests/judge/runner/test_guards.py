@@ -67,12 +67,46 @@ print("ok")
 """
 
 
-def test_guards_keep_no_path_to_the_original() -> None:
+def in_a_fresh_interpreter(code: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHECK)],
+        [sys.executable, "-c", textwrap.dedent(code)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+def test_guards_keep_no_path_to_the_original() -> None:
+    in_a_fresh_interpreter(CHECK)
+
+
+LATER = """
+import sys, types, torch, torch.nn.functional as F
+from judge.runner import guards as g
+original = F.rms_norm
+g.index_torch()
+# Modules that arrive after the index (a case file's imports, say), one of which holds an
+# alias of a forbidden function; then one removed and one imported again, which the
+# index must notice too.
+late = types.ModuleType("torch._late_alias")
+late.rms = original
+sys.modules["torch._late_alias"] = late
+sys.modules["cases"] = types.ModuleType("cases")
+g.Guards().install(["torch.nn.functional.rms_norm"])
+assert late.rms is not original and F.rms_norm is not original
+other = types.ModuleType("torch._after_a_removal")
+other.rms = torch.rms_norm
+del sys.modules["cases"]
+sys.modules["torch._after_a_removal"] = other
+sys.modules["cases"] = types.ModuleType("cases")
+kept = torch.rms_norm
+g.Guards().install(["torch.rms_norm"])
+assert other.rms is not kept, "a module imported after a removal was not indexed"
+print("ok")
+"""
+
+
+def test_modules_loaded_after_the_index_are_guarded_too() -> None:
+    in_a_fresh_interpreter(LATER)
