@@ -53,6 +53,11 @@ class ExpectedStore:
         runtime = hashlib.sha256(backend.runtime_id().encode()).hexdigest()[:16]
         return f"{problem.id}-{problem.content_hash[:16]}-{runtime}-p{PROTOCOL_VERSION}"
 
+    def at_hand(self, problem: Problem, backend: Backend) -> Expected | None:
+        """The observations this process already holds (the usual case once a problem was judged)."""
+        with self._lock:
+            return self._memo.get(self.key(problem, backend))
+
     def get(self, problem: Problem, backend: Backend) -> Expected:
         key = self.key(problem, backend)
         with self._lock:

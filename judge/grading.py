@@ -263,11 +263,9 @@ def judge_source(
         kib = MAX_SOURCE_BYTES // 1024
         results = _every_case(cases, Verdict.CE, msg("source_too_large", kib=kib))
         return build_report(problem, cases, results, backend, 0.0)
-    # On a cache miss the trusted run (reference + wrong solutions) and the learner's run are
-    # independent: run them side by side so a cold judgement costs one runner start, not two.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(store.get, problem, backend)
-        result: RunResult = run_solutions(
+
+    def learner_run() -> RunResult:
+        return run_solutions(
             problem,
             [SolutionSource("solution", source, LEARNER_FILE)],
             [c.name for c in cases],
@@ -275,11 +273,22 @@ def judge_source(
             limits_for(problem, startup_s),
             parts,
         )
-        try:
-            expected = pending.result()
-        except TrustedRunError as exc:
-            results = _every_case(cases, Verdict.SE, msg("reference_failed", error=exc))
-            return build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000)
+
+    held = store.at_hand(problem, backend)
+    if held is not None:  # the usual case: no thread to start and join
+        expected, result = held, learner_run()
+    else:
+        # On a cache miss the trusted run (reference + wrong solutions) and the learner's run
+        # are independent: side by side, a cold judgement costs one runner start, not two.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(store.get, problem, backend)
+            result = learner_run()
+            try:
+                expected = pending.result()
+            except TrustedRunError as exc:
+                results = _every_case(cases, Verdict.SE, msg("reference_failed", error=exc))
+                elapsed = (time.perf_counter() - started) * 1000
+                return build_report(problem, cases, results, backend, elapsed)
     run = result.solutions[0]
     results = grade_solution(cases, run, result.stop, expected)
     attach_hints(cases, results, run, expected)

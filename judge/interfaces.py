@@ -65,3 +65,7 @@ class ExpectedSource(Protocol[P_contra]):
     Generic in the problem: a store of the server's problems need not accept the kit's."""
 
     def get(self, problem: P_contra, backend: Backend) -> Expected: ...
+
+    def at_hand(self, problem: P_contra, backend: Backend) -> Expected | None:
+        """What `get` would return, if that needs no run and no waiting (else None)."""
+        ...

@@ -135,6 +135,9 @@ class KitStore:
     """The reference's and the known mistakes' outputs, as recorded when the kit was made
     (a judge.interfaces.ExpectedSource of the kit's problems)."""
 
+    def at_hand(self, problem: KitProblem, backend: Backend) -> Expected | None:
+        return None  # read from the kit's files by `get`, beside the run
+
     def get(self, problem: KitProblem, backend: Backend) -> Expected:
         from judge.execution import SolutionRun, case_run
         from judge.expected import Expected, WrongSolution

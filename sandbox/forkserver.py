@@ -445,6 +445,7 @@ class Server:
             tempfile.tempdir = None
             sys.path[:] = [p for p in sys.path if p and not p.startswith(WORK_ROOT)]
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            seccomp_filter = seccomp.Prepared(protected=protected)
             if self.warm is not None:
                 self.warm()
             # Until its job comes the child is the server's user, like the server's own
@@ -459,7 +460,7 @@ class Server:
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
             os.chdir(workdir)  # as the job's user: the folder is its alone
-            seccomp.install(protected=protected)
+            seccomp_filter.load()
         except BaseException:
             with contextlib.suppress(Exception):
                 os.write(2, ("sandbox setup failed:\n" + traceback.format_exc()).encode())

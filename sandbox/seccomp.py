@@ -195,20 +195,31 @@ def build_filter(
     return prog
 
 
-def install(machine: str | None = None, protected: tuple[int, ...] = ()) -> None:
-    """Set no_new_privs and load the filter into this process (inherited by its children).
+class Prepared:
+    """The filter built for the kernel, to be loaded later (a fork server's child builds it
+    while it waits for its job, and loads it once the job came: the load is two calls)."""
 
-    Raises SeccompUnavailable when the kernel refuses: the caller must then stop, since
-    learner code must not run unfiltered in a mode that promises the filter.
-    """
-    prog = build_filter(machine, protected)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise SeccompUnavailable(f"prctl(NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}")
-    array = (_SockFilter * len(prog))(*(_SockFilter(*ins) for ins in prog))
-    fprog = _SockFprog(len(prog), array)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        raise SeccompUnavailable(f"prctl(SECCOMP) failed: errno {ctypes.get_errno()}")
+    def __init__(self, machine: str | None = None, protected: tuple[int, ...] = ()) -> None:
+        prog = build_filter(machine, protected)
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._array = (_SockFilter * len(prog))(*(_SockFilter(*ins) for ins in prog))
+        self._fprog = _SockFprog(len(prog), self._array)
+
+    def load(self) -> None:
+        """Set no_new_privs and load the filter into this process (inherited by its children).
+
+        Raises SeccompUnavailable when the kernel refuses: the caller must then stop, since
+        learner code must not run unfiltered in a mode that promises the filter.
+        """
+        if self._libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise SeccompUnavailable(f"prctl(NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}")
+        if self._libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0) != 0:
+            raise SeccompUnavailable(f"prctl(SECCOMP) failed: errno {ctypes.get_errno()}")
+
+
+def install(machine: str | None = None, protected: tuple[int, ...] = ()) -> None:
+    """Build the filter and load it into this process now (see Prepared.load)."""
+    Prepared(machine, protected).load()
 
 
 def encode(prog: list[tuple[int, int, int, int]]) -> bytes:
