@@ -23,7 +23,8 @@ class RunnerSpec:
     `entry` ("module:function") once per job, in a child with the job on its stdin; together
     they must do what the cold command does. Without them the runner can only run cold.
     `warm` ("module:function", optional) is called in each job's child before its job
-    exists: trusted, job-independent work that would otherwise be paid during the job.
+    exists: trusted, job-independent work that would otherwise be paid during the job. It may
+    return an iterator of steps, which is stopped as soon as the job has come.
     """
 
     cold_args: tuple[str, ...]  # e.g. ("-m", "judge.runner")

@@ -62,7 +62,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +115,7 @@ class Server:
         entry: Callable[[], Any],
         jobs: int,
         uid_base: int = UID_BASE,
-        warm: Callable[[], Any] | None = None,
+        warm: Callable[[], Iterable[object] | None] | None = None,
     ) -> None:
         self.entry = entry
         self.warm = warm
@@ -447,7 +447,11 @@ class Server:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             seccomp_filter = seccomp.Prepared(protected=protected)
             if self.warm is not None:
-                self.warm()
+                # In steps, stopping as soon as the job is here: when jobs come back to back,
+                # the rest of the warming would only delay the job it is meant to speed up.
+                for _ in self.warm() or ():
+                    if select.select([GO_FD], [], [], 0)[0]:
+                        break
             # Until its job comes the child is the server's user, like the server's own
             # work: no process runs as a job's uid but the job's own (and the next one's
             # uid has no process until its job starts).

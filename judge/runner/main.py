@@ -20,7 +20,7 @@ import sys
 import time
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 EXIT_INTERNAL = 70
@@ -80,14 +80,15 @@ def prepare() -> None:
     judge.runner.guards.index_torch()
 
 
-def warm() -> None:
+def warm() -> Iterator[None]:
     """Job-independent work for a fork server's child to do before its job comes.
 
     A forked child shares the server's memory until it writes to it; each first write to a
     page copies that page (a fault of some microseconds), and a judgement writes a few
     thousand: reference counts of modules and functions, the allocators' free lists,
     autograd's and the frame encoder's state. What this touches is copied here, off the
-    job's clock. It reads and runs nothing of any job (no job exists yet).
+    job's clock. It reads and runs nothing of any job (no job exists yet). A step at a time:
+    the fork server stops it when the job comes first (jobs back to back).
     """
     import torch
 
@@ -99,6 +100,7 @@ def warm() -> None:
     # The walks over every loaded module (the guards' index, the course package's finder).
     for _name, _module in list(sys.modules.items()):
         pass
+    yield
     # A small case's worth of what every case does: seeded inputs, a module's forward and
     # backward in fp32 and bf16, its observations encoded into a frame.
     torch.default_generator.manual_seed(0)
@@ -107,9 +109,11 @@ def warm() -> None:
     x = rng.normal(2, 8).requires_grad_()
     y = layer(x) * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
     y.sum().backward()
+    yield
     z = layer.to(torch.bfloat16)(x.detach().to(torch.bfloat16)).float()
     head, tensors = encode({"y": y, "z": z, "grad": x.grad, "n": 1, "f": 0.5, "ok": True, "s": "x"})
     encode_frame({"kind": "case", "status": "ok", "obs": head, "time_ms": 0.0}, tensors)
+    yield
     index_torch()  # what this imported
 
 
