@@ -44,6 +44,13 @@ def main() -> None:
     parser.add_argument(
         "--allow-unsandboxed", action="store_true", help="JUDGE_ALLOW_UNSANDBOXED=1 (for --backend local)"
     )
+    parser.add_argument(
+        "--gap-ms",
+        type=float,
+        default=250,
+        help="untimed pause between submissions (default 250: a learner reads the verdict first; "
+        "0: back to back, when the sandbox is still readying its next child)",
+    )
     add_server_options(parser)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs) and the database")
     parser.add_argument("--name", help="bench/results/NAME.json (default e2e_idle, e2e_idle_pg_p2, ...)")
@@ -81,12 +88,15 @@ def main() -> None:
                     wait = "?wait=20"  # long-poll, as the browser and the kit do
 
         submit_and_wait()  # the reference's cache is filled on the first judgement
-        latencies = [submit_and_wait() for _ in range(args.n)]
+        latencies = []
+        for _ in range(args.n):
+            time.sleep(args.gap_ms / 1000)
+            latencies.append(submit_and_wait())
         shape = server.describe()
         what = server.backend + (f" {args.mode}" if args.mode else "")
         rows = [
             row("bare (floor)", floor_values, floor),
-            row(f"idle submit->verdict ({what})", latencies, floor),
+            row(f"idle submit->verdict ({what}, {args.gap_ms:g} ms apart)", latencies, floor),
         ]
         print_table(
             f"problem 204 through the HTTP API, one learner, idle server ({shape_label(shape)})", rows

@@ -55,6 +55,40 @@ class JudgeContext:
     startup_s: float
 
 
+class Doorbell:
+    """Wakes one idle worker per ring, so that one queued job wakes one worker, not all.
+
+    Woken workers that all race for the same row cost the winner several milliseconds (their
+    claims run in Python, under the GIL, beside its own), and on SQLite they queue for the one
+    write lock. A worker that has claimed a job rings again, so a second idle one looks
+    for more: a burst still wakes as many workers as it has jobs, one after the other. Rings
+    are counted (up to one per worker), so a ring that comes while nobody waits is kept.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._cond = threading.Condition()
+        self._rings = 0
+        self._most = max(1, workers)
+
+    def ring(self) -> None:
+        with self._cond:
+            self._rings = min(self._rings + 1, self._most)
+            self._cond.notify()
+
+    def ring_all(self) -> None:
+        with self._cond:
+            self._rings = self._most
+            self._cond.notify_all()
+
+    def wait(self, timeout_s: float) -> None:
+        """Until a ring (one kept earlier counts) or `timeout_s`."""
+        with self._cond:
+            if self._rings == 0:
+                self._cond.wait(timeout_s)
+            if self._rings > 0:
+                self._rings -= 1
+
+
 @dataclass(frozen=True)
 class QueueSettings:
     lease_s: float
@@ -83,7 +117,7 @@ class Worker:
         context: JudgeContext,
         settings: QueueSettings,
         metrics: Metrics | None = None,
-        wake: threading.Event | None = None,
+        bell: Doorbell | None = None,
         notices: Notices | None = None,
     ) -> None:
         self.name = name
@@ -91,23 +125,21 @@ class Worker:
         self.context = context
         self.settings = settings
         self.metrics = metrics
-        self.wake = wake or threading.Event()
+        self.bell = bell or Doorbell(1)
         self.notices = notices
         # The problem versions' row ids, by content hash: read once, not for every judgement.
         self._version_ids: dict[tuple[str, str], int] = {}
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():
-            # Cleared before looking at the queue, not after waiting: a wake-up that comes
-            # while this worker looks (or while another worker clears) is never lost.
-            self.wake.clear()
             try:
                 worked = self.run_once()
             except Exception:  # the database went away, say; keep the worker alive
                 log.exception("worker %s: claiming failed", self.name)
                 worked = False
             if not worked:
-                self.wake.wait(self._poll_s())
+                # A ring that came while this worker looked is kept: it returns at once.
+                self.bell.wait(self._poll_s())
 
     def _poll_s(self) -> float:
         shared = self.notices is not None and self.notices.shared
@@ -119,6 +151,7 @@ class Worker:
         claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts, self.notices)
         if claimed is None:
             return False
+        self.bell.ring()  # there may be more: the next idle worker looks
         beat_stop = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(claimed, beat_stop), daemon=True)
         beat.start()
@@ -201,10 +234,10 @@ class WorkerPool:
         notices: Notices | None = None,
     ) -> None:
         self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._bell = Doorbell(n)
         host = f"{socket.gethostname()}:{os.getpid()}"
         self.workers = [
-            Worker(f"{host}/{i}", factory, context, settings, metrics, self._wake, notices) for i in range(n)
+            Worker(f"{host}/{i}", factory, context, settings, metrics, self._bell, notices) for i in range(n)
         ]
         if notices is not None:
             notices.subscribe(Topic.QUEUED, lambda _payload: self.wake())
@@ -220,11 +253,11 @@ class WorkerPool:
             self._threads.append(t)
 
     def wake(self) -> None:
-        self._wake.set()
+        self._bell.ring()
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
-        self._wake.set()
+        self._bell.ring_all()
         for t in self._threads:
             t.join(timeout)
         if self.workers:
