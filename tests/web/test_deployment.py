@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from tests.paths import REPO_ROOT
@@ -34,6 +35,8 @@ LEASE_S = 4
 # A verdict written by a worker process is seen by the web process through its notice; without
 # one it would be seen only at the long-poll's next re-read, 5 s later.
 SEEN_WITHIN_S = 2.0
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+
 GOOD = read_204("reference.py")
 BAD = read_204("solutions/wrong/eps_outside_sqrt.py")
 
