@@ -127,10 +127,10 @@ def test_serve_logs_uvicorn_in_the_same_format(tmp_path: Path) -> None:
     lines = [line for line in server.log.read_text().splitlines() if line.strip()]
     assert lines and [line for line in lines if not LINE.match(line)] == [], lines
     text = "\n".join(lines)
-    assert f"INFO web.cli: judge serve: {server.url}, public URL" in text
+    assert f"INFO web.serving: judge serve: {server.url}, public URL" in text
     assert f"INFO uvicorn.error: Uvicorn running on {server.url}" in text
     assert re.search(r'INFO uvicorn\.access: 127\.0\.0\.1:\d+ - "GET /healthz HTTP/1\.1" 200', text), text
-    assert "WARNING web.cli: " in text  # the local backend on a server is said, as a warning
+    assert "WARNING web.serving: " in text  # the local backend on a server is said, as a warning
 
 
 @pytest.mark.slow

@@ -28,9 +28,9 @@ from web.db import make_engine, make_sessionmaker
 from web.submissions.models import EventKind, Submission, SubmissionEvent
 
 LEARNERS = 4
-LOAD_S = 18.0
-KILL_WEB_AT_S = 5.0
-KILL_WORKER_AT_S = 9.0
+LOAD_S = 13.0
+KILL_WEB_AT_S = 4.0
+KILL_WORKER_AT_S = 7.0
 LEASE_S = 4
 # A verdict written by a worker process is seen by the web process through its notice; without
 # one it would be seen only at the long-poll's next re-read, 5 s later.
@@ -209,7 +209,7 @@ def test_two_web_and_two_worker_processes_survive_sigkill_under_load(
     assert not failures, failures
     accepted = {sub_id: v for ln in learners for sub_id, v in ln.accepted.items()}
     post_errors = sum(ln.post_errors for ln in learners)
-    assert len(accepted) >= 40, f"only {len(accepted)} submissions under load"
+    assert len(accepted) >= 25, f"only {len(accepted)} submissions under load"
 
     with factory() as s:
         rows = s.execute(
