@@ -1,4 +1,4 @@
-"""门的 silu 是在门自己的 dtype（bf16）里算的：应先把 gate 转成 fp32 再算 silu。输出是 bf16 时只差一个 ulp，看不出来；x 是 fp32、门是 bf16 时，输出保留全部精度，silu 被舍入到 8 位有效数字的误差（最多约 0.4%）就留在了结果里。
+"""门的 silu 是在门自己的 dtype（bf16）里算的：应先把 gate 转成 fp32 再算 silu。输出是 bf16 时只差一个 ulp，看不出来；x 是 fp32、门是 bf16 时，输出保留全部精度，silu 被舍入到 8 位有效二进制位（约 2～3 位十进制有效数字）的误差（最多约 0.4%）就留在了结果里。
 Your gate's silu is computed in the gate's own dtype (bf16): convert the gate to fp32 before the silu. With a bf16 output that hides within an ulp; with an fp32 x and a bf16 gate the output keeps full precision, and silu rounded to 8 significant bits (up to about 0.4% off) shows in it."""
 
 import torch

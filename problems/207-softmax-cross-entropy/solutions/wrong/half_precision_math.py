@@ -1,4 +1,4 @@
-"""你直接在输入的 dtype（bf16 / fp16）里做 exp、求和和对数：bf16 只有 8 位有效数字，
+"""你直接在输入的 dtype（bf16 / fp16）里做 exp、求和和对数：bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字），
 求和和对数会多出几个 ulp 的误差，交叉熵也跟着偏。先用 .float() 转成 fp32 计算，最后再转回输入的
 dtype。
 You take exp, the sum and the log in the input's dtype (bf16 / fp16): bf16 keeps only 8 significant

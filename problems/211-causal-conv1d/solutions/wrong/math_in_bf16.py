@@ -1,4 +1,4 @@
-"""bf16 输入时你直接在 bf16 里做乘法、累加和 SiLU。bf16 只有 8 位有效数字，每一次加法都要舍入，
+"""bf16 输入时你直接在 bf16 里做乘法、累加和 SiLU。bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字），每一次加法都要舍入，
 几个乘积相加后误差就有好几个 ulp。先 .float() 把输入、权重和 bias 转成 fp32，算完再转回 x 的 dtype。
 With bf16 input you multiply, accumulate and apply the SiLU in bf16. bf16 keeps 8 significant
 bits and every addition rounds, so after a few products the result is several ulps off. Convert

@@ -1,4 +1,4 @@
-"""你在输入的 dtype（bf16）里做递归。状态是整段序列的累加，bf16 只有 8 位有效数字，每一步的舍入误差都会
+"""你在输入的 dtype（bf16）里做递归。状态是整段序列的累加，bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字），每一步的舍入误差都会
 留在状态里一直传下去。先把 q、k、v、g、beta 和初始状态都转成 fp32 再算；o 最后转回 v 的 dtype，final_state 保持 fp32。
 You run the recurrence in the input dtype (bf16). The state is a sum over the whole sequence and
 bf16 keeps 8 significant bits, so every step's rounding error stays in the state and is carried

@@ -1,4 +1,4 @@
-"""本题的约定是：x 和所有权重先转成 fp32，路由、专家计算和加权求和都在 fp32 中完成，最后只把 y 转回 x 的 dtype 一次。你在 bf16 里算了 logits、专家的矩阵乘和累加，每一步都舍入到 8 位有效数字，y 有七成元素偏离，router_logits 也不对。
+"""本题的约定是：x 和所有权重先转成 fp32，路由、专家计算和加权求和都在 fp32 中完成，最后只把 y 转回 x 的 dtype 一次。你在 bf16 里算了 logits、专家的矩阵乘和累加，每一步都舍入到 8 位有效二进制位（约 2～3 位十进制有效数字），y 有七成元素偏离，router_logits 也不对。
 This problem's rule: convert x and every weight to fp32, do the routing, the experts and the weighted sum in fp32, and round y back to x's dtype once at the end. You computed the logits, the experts' matrix products and the sum in bf16, rounding to 8 significant bits at every step: about 70% of y's elements move, and router_logits are off too."""
 
 import torch

@@ -1,4 +1,4 @@
-"""路由要在 fp32 中计算：先把 x 和 router_weight（或 router_logits）转成 fp32，再算 logits 和 softmax。在 bf16 里算，概率只有 8 位有效数字，权重会差 0.1%～1%，接近的专家甚至可能选错；返回的权重应是 fp32。
+"""路由要在 fp32 中计算：先把 x 和 router_weight（或 router_logits）转成 fp32，再算 logits 和 softmax。在 bf16 里算，概率只有 8 位有效二进制位（约 2～3 位十进制有效数字），权重会差 0.1%～1%，接近的专家甚至可能选错；返回的权重应是 fp32。
 Route in fp32: convert x and router_weight (or router_logits) to fp32 before the logits and the softmax. In bf16 the probabilities keep 8 significant bits, weights are off by 0.1% to 1% and close experts may even be swapped; the weights you return should be fp32."""
 
 import torch

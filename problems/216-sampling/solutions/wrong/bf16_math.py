@@ -1,4 +1,4 @@
-"""你在 logits 自己的 dtype（bf16）里做了除法、softmax 和累加，最后才转 fp32。bf16 只有 8 位有效数字：除以温度就已经舍入了，softmax 和累计概率也会差到千分之几，top-p 的截断点随之移动。一开始就转 fp32：x = logits.float() / temperature。
+"""你在 logits 自己的 dtype（bf16）里做了除法、softmax 和累加，最后才转 fp32。bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字）：除以温度就已经舍入了，softmax 和累计概率也会差到千分之几，top-p 的截断点随之移动。一开始就转 fp32：x = logits.float() / temperature。
 You divide, softmax and accumulate in the logits' own dtype (bf16) and convert to fp32 only at the end. bf16 keeps 8 significant bits: dividing by the temperature already rounds, and softmax and the cumulative sums are off by a few parts in a thousand, which moves the top-p cut. Convert first: x = logits.float() / temperature."""
 
 import torch
