@@ -17,13 +17,6 @@ from web.settings import WebSettings
 log = logging.getLogger(__name__)
 
 
-def _platform_errors() -> tuple[type[Exception], ...]:
-    from judge.backends import BackendUnavailable
-    from web.settings import InsecureSettings
-
-    return (BackendUnavailable, InsecureSettings)
-
-
 def _serve(args: argparse.Namespace, settings: WebSettings) -> int:
     from web.serving import serve
 
@@ -32,11 +25,9 @@ def _serve(args: argparse.Namespace, settings: WebSettings) -> int:
 
 
 def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
-    from web.serving import count_in
+    from web.serving import count_in, platform_errors
 
-    if settings.metrics_dir is not None:  # the web processes of this host add these up
-        settings.metrics_dir.mkdir(parents=True, exist_ok=True)
-        count_in(settings.metrics_dir)
+    count_in(settings.metrics_dir)  # the web processes of this host add these up, if set
     from web.db import make_engine, make_sessionmaker
     from web.metrics import Metrics
     from web.migrate import is_current
@@ -64,7 +55,7 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     notices.subscribe(Topic.PROBLEMS, reload)
     try:
         context, warnings = judge_context(settings, problems, serving_others=True)
-    except _platform_errors() as exc:
+    except platform_errors() as exc:
         raise UsageError(str(exc)) from exc
     for warning in warnings:
         log.warning("%s", warning)

@@ -44,9 +44,7 @@ def serve(
 ) -> int:
     if processes > 1:
         return _serve_many(settings, host, port, processes, log_level, access_log)
-    if settings.metrics_dir is not None:  # beside `judge worker`s of this host
-        settings.metrics_dir.mkdir(parents=True, exist_ok=True)
-        count_in(settings.metrics_dir)
+    count_in(settings.metrics_dir)  # beside `judge worker`s of this host, if set
     from web.platform import build_platform
 
     platform = _built(lambda: build_platform(settings, host, port))
@@ -101,9 +99,11 @@ def child_app() -> FastAPI:
 
 
 def count_in(metrics_dir: Path | None) -> None:
-    """Count this process's metrics in `metrics_dir`'s files, with every other process of the
-    host that does; before prometheus_client is imported (it reads the switch then)."""
+    """Count this process's metrics in `metrics_dir`'s files (made if missing), with every other
+    process of the host that does; before prometheus_client is imported (it reads the switch
+    then). None: count in memory."""
     if metrics_dir is not None:
+        metrics_dir.mkdir(parents=True, exist_ok=True)
         os.environ[METRICS_DIR_ENV] = str(metrics_dir)
 
 
@@ -111,7 +111,6 @@ def _metrics_dir(settings: WebSettings) -> tuple[Path, bool]:
     """Where this host's processes count (JUDGE_METRICS_DIR, shared with `judge worker`s of the
     host), else a fresh folder of this server's; True when it is ours to remove at the end."""
     if settings.metrics_dir is not None:
-        settings.metrics_dir.mkdir(parents=True, exist_ok=True)
         return settings.metrics_dir, False
     return Path(tempfile.mkdtemp(prefix="llm-judge-metrics-")), True
 
@@ -126,13 +125,18 @@ def shown_database(settings: WebSettings) -> str:
         return "(unreadable URL)"
 
 
-def _built(build: Any) -> Any:
+def platform_errors() -> tuple[type[Exception], ...]:
+    """What building a platform raises for settings that cannot serve: said as a usage error."""
     from judge.backends import BackendUnavailable
     from web.settings import InsecureSettings
 
+    return (BackendUnavailable, InsecureSettings)
+
+
+def _built(build: Any) -> Any:
     try:
         return build()
-    except (BackendUnavailable, InsecureSettings) as exc:
+    except platform_errors() as exc:
         raise UsageError(str(exc)) from exc
 
 

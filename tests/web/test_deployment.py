@@ -135,6 +135,16 @@ def judge_worker(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[by
                 process.wait()
 
 
+def events_per_submission(session: Any, kind: EventKind) -> dict[int, int]:
+    """How many `kind` events each submission has."""
+    counted = session.execute(
+        select(SubmissionEvent.submission_id, func.count())
+        .where(SubmissionEvent.kind == kind)
+        .group_by(SubmissionEvent.submission_id)
+    )
+    return {sub_id: int(n) for sub_id, n in counted.all()}
+
+
 def running_on(factory: Any, worker_pid: int) -> bool:
     """Is the worker process `worker_pid` judging something now?"""
     with factory() as s:
@@ -215,20 +225,8 @@ def test_two_web_and_two_worker_processes_survive_sigkill_under_load(
         rows = s.execute(
             select(Submission.id, Submission.status, Submission.verdict, Submission.finished_at)
         ).all()
-        done_events = dict(
-            s.execute(
-                select(SubmissionEvent.submission_id, func.count())
-                .where(SubmissionEvent.kind == EventKind.DONE)
-                .group_by(SubmissionEvent.submission_id)
-            ).all()
-        )
-        claims = dict(
-            s.execute(
-                select(SubmissionEvent.submission_id, func.count())
-                .where(SubmissionEvent.kind == EventKind.CLAIMED)
-                .group_by(SubmissionEvent.submission_id)
-            ).all()
-        )
+        done_events = events_per_submission(s, EventKind.DONE)
+        claims = events_per_submission(s, EventKind.CLAIMED)
     engine.dispose()
     by_id = {r.id: r for r in rows}
     # Every accepted POST has its row, judged once, with the verdict the learner was shown.
