@@ -17,6 +17,7 @@ import judge
 from web.admin.router import router as admin_router
 from web.auth.router import router as auth_router
 from web.bodylimit import BodyCaps, BodyLimit
+from web.course.router import router as course_router
 from web.deps import PlatformDep, client_address
 from web.drafts.router import router as drafts_router
 from web.errors import ApiError, install_error_handlers
@@ -27,7 +28,9 @@ from web.platform import Platform, build_platform
 from web.problems.kit import router as kit_router
 from web.problems.router import router as problems_router
 from web.scores.router import router as scores_router
+from web.scratch.router import router as scratch_router
 from web.settings import WebSettings, address_list
+from web.solutions.router import router as solutions_router
 from web.submissions.router import router as submissions_router
 
 
@@ -78,9 +81,12 @@ def create_app(
     for router in (
         auth_router,
         problems_router,
+        course_router,
+        solutions_router,
         drafts_router,
         kit_router,
         submissions_router,
+        scratch_router,
         scores_router,
         admin_router,
         pages_router,

@@ -1,21 +1,25 @@
 // One bundle for every page; <body data-page> says which part to start.
 import "./app.css";
+import "./course.css";
+import "./solutions.css";
+import "./scratch.css";
+import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
+import { initCourse } from "./course.js";
 import { pageData } from "./dom.js";
-import { pageLanguage } from "./i18n.js";
+import { formatTime } from "./time.js";
 import { renderMath } from "./math.js";
 import { initProblem } from "./problem.js";
+import { initScratch } from "./scratch.js";
 import { initSettings } from "./settings.js";
+import { initSolutions } from "./solutions.js";
 import { initSubmission } from "./submission.js";
 
 function localTimes() {
   // The server writes UTC; show the reader's own clock.
   for (const el of document.querySelectorAll("time[datetime]")) {
-    const when = new Date(el.getAttribute("datetime"));
-    if (!Number.isNaN(when.getTime())) {
-      el.title = el.textContent;
-      el.textContent = when.toLocaleString(pageLanguage());
-    }
+    el.title = el.textContent;
+    el.textContent = formatTime(el.getAttribute("datetime"));
   }
 }
 
@@ -32,7 +36,12 @@ async function start() {
   autosubmitFilters();
   const statement = document.querySelector(".statement");
   if (statement) renderMath(statement);
-  if (page === "problem") await initProblem(data);
+  if (page === "problem") {
+    await initProblem(data);
+    initCourse(data);
+    initSolutions(data);
+    initScratch(data);
+  }
   else if (page === "submission") await initSubmission(data);
   else if (page === "settings") initSettings();
   else if (page === "admin") initAdmin();

@@ -4,6 +4,7 @@ import { api, explain } from "./api.js";
 import { h } from "./dom.js";
 import { createEditor } from "./editor.js";
 import { t } from "./i18n.js";
+import { formatTime } from "./time.js";
 import { badge, errorLine, follow, renderResults, statusText, verdictLabel } from "./results.js";
 
 const SAVE_DELAY_MS = 800;
@@ -133,6 +134,8 @@ export async function initProblem(data) {
       const line = errorLine(sub);
       if (line) editor.markLine(line);
       if (history.loaded) loadHistory();
+      // The course, solutions and scratch parts of the page listen for this.
+      document.dispatchEvent(new CustomEvent("judge:done", { detail: sub }));
     } catch (err) {
       setStatus(h("span", { class: "banner error", role: "alert" }, explain(err)));
     } finally {
@@ -184,7 +187,7 @@ export async function initProblem(data) {
               `#${s.id} `, s.mode === "run" ? t("Run") : t("Submit"), " ",
               s.status === "done" ? badge(s.verdict) : h("span", { class: "badge pending" }, statusText(s.status)),
               " ", s.score !== null && s.mode === "submit" ? `${s.score} / ${s.max_score}` : "",
-              " ", h("time", { datetime: s.created_at }, new Date(s.created_at).toLocaleString())))))
+              " ", h("time", { datetime: s.created_at }, formatTime(s.created_at))))))
       );
     } catch (err) {
       historyBox.replaceChildren(h("p", { class: "banner error" }, explain(err)));

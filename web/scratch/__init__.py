@@ -1,0 +1,1 @@
+"""The scratch cell: the learner's code on inputs they write, in the sandbox, never scored."""
