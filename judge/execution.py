@@ -69,6 +69,9 @@ class Stop:
 
     verdict: Verdict
     text: Text
+    # How long the case that was running when the run stopped had run (its load included), in
+    # ms: the runner never reports a case it is killed in, so only the clock can say.
+    ran_ms: float = 0.0
 
     @property
     def message(self) -> str:
@@ -151,7 +154,18 @@ def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: 
         finished = finished or kind == "done"
     started = any(r.load_status is not None for r in runs)
     stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
+    if stop is not None and stop.verdict == Verdict.TLE:
+        stop.ran_ms = cut_off_ms(outcome, runs)
     return RunResult(runs, outcome, stop, runtime)
+
+
+def cut_off_ms(outcome: Outcome, runs: list[SolutionRun]) -> float:
+    """The time the case cut off by the clock had run: the run's time since the runner was ready
+    (when its clock starts) less what the reported cases took. A time-out so reads about the
+    time limit, not the milliseconds of the cases that finished before it."""
+    since_ready = outcome.wall_s - (outcome.ready_s or 0.0)
+    reported = sum(c.time_ms for r in runs for c in r.cases.values())
+    return round(max(0.0, since_ready * 1000 - reported), 1)
 
 
 def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]:

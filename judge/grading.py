@@ -52,6 +52,8 @@ def grade_solution(
             elif stopped_at is None:
                 stopped_at = c.name
                 r.verdict, r.message = stop.verdict, stop.text
+                if run.load_status is not None:  # this solution's code was what ran out of time
+                    r.time_ms = stop.ran_ms
             else:
                 r.verdict = stop.verdict
                 r.message = msg("not_run", case=stopped_at)
