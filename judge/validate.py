@@ -26,6 +26,7 @@ from judge.mutation.run import MutationScore, score_mutants
 from judge.package import PackageError, Problem, SolutionFile
 from judge.runner.job import SolutionSource
 from judge.settings import JudgeSettings
+from judge.solutions import notes_check
 from judge.statement import problems_in
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
@@ -134,6 +135,7 @@ def validate_package(
         + ("" if wrong else "; add known mistakes under solutions/wrong/ (module docstring = hint)")
         + "".join(f"; {w.name} has no docstring hint" for w in wrong if not w.hint()),
     )
+    v.add("notes", *notes_check(problem))
     v.counts = {
         "public": sum(c.public for c in cases),
         "hidden": sum(not c.public for c in cases),

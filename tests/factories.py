@@ -58,7 +58,9 @@ def make_package(
     forbidden: tuple[str, ...] = (),
     points: int = 100,
     extra_toml: str = "",
+    notes: str | None = None,
 ) -> Path:
+    """`notes`: solutions/notes.toml; None writes a note for the reference and each accepted file."""
     pkg = root / f"{problem_id}-{slug}"
     (pkg / "solutions" / "accepted").mkdir(parents=True, exist_ok=True)
     (pkg / "solutions" / "wrong").mkdir(parents=True, exist_ok=True)
@@ -94,6 +96,12 @@ def make_package(
         (pkg / "solutions" / "wrong" / f"{name}.py").write_text(src)
     for name, src in (accepted or {}).items():
         (pkg / "solutions" / "accepted" / f"{name}.py").write_text(src)
+    if notes is None:
+        notes = "".join(
+            f'[{table}]\nzh = "{table} 为什么对"\nen = "why {table} is right"\n'
+            for table in ["reference", *(f"accepted.{name}" for name in accepted or {})]
+        )
+    (pkg / "solutions" / "notes.toml").write_text(notes)
     return pkg
 
 
