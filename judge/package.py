@@ -23,6 +23,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from judge.casekit import Case, collect_cases
+from judge.course import Chapter, Course, CourseError, load_course, resolve_chapter
 from judge.runner.job import PartSource
 
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "starter.py", "reference.py", "cases.py")
@@ -82,6 +83,8 @@ class ProblemSpec(_Strict):
     version: int = Field(ge=1)
     title: Title
     difficulty: Literal["easy", "medium", "hard"]
+    # In a course (problems/course.toml beside the packages): the chapter's number, "03".
+    # Outside one: a free label.
     chapter: NonEmpty
     tags: list[NonEmpty] = []
     entry_points: list[Identifier] = Field(min_length=1)
@@ -89,6 +92,9 @@ class ProblemSpec(_Strict):
     # part problems whose modules a solution may import (their solutions are provided).
     module: DottedName | None = None
     parts: list[Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]] = []
+    # Problems the course asks for first although a solution does not import them (208 builds
+    # on 207's stable softmax); the parts are prerequisites already and need not be repeated.
+    prerequisites: list[Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]] = []
     # Package files or folders the cases read inside the sandbox (judge.casekit.data_path).
     data: list[NonEmpty] = []
     forbidden: list[DottedName] = []
@@ -96,7 +102,7 @@ class ProblemSpec(_Strict):
     limits: LimitsSpec = LimitsSpec()
     mutants: MutantsSpec = MutantsSpec()
 
-    @field_validator("entry_points", "forbidden", "tags", "parts", "data")
+    @field_validator("entry_points", "forbidden", "tags", "parts", "prerequisites", "data")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
@@ -172,10 +178,35 @@ class Problem:
             raise PackageError(f"{root}: data not in the package: {', '.join(absent)}")
         if self.spec.id in self.spec.parts:
             raise PackageError(f"{root}: a problem cannot be its own part")
+        if self.spec.id in self.spec.prerequisites:
+            raise PackageError(f"{root}: a problem cannot be its own prerequisite")
+        if self.course is not None and self.course.chapter(self.spec.chapter) is None:
+            numbers = ", ".join(f"{n:02d}" for n in self.course.numbers())
+            raise PackageError(
+                f"{root}: chapter {self.spec.chapter!r} is not a chapter number of "
+                f"{self.root.parent / 'course.toml'} ({numbers})"
+            )
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @cached_property
+    def course(self) -> Course | None:
+        """The course of the folder this package is in (its course.toml), if it has one."""
+        try:
+            return load_course(self.root.parent)
+        except CourseError as exc:
+            raise PackageError(str(exc)) from exc
+
+    @property
+    def chapter(self) -> Chapter:
+        return resolve_chapter(self.course, self.spec.chapter)
+
+    @property
+    def prerequisites(self) -> list[str]:
+        """What to solve first: the parts a solution may import, then the declared extras."""
+        return list(dict.fromkeys([*self.spec.parts, *self.spec.prerequisites]))
 
     @property
     def max_score(self) -> int:
