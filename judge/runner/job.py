@@ -71,6 +71,10 @@ class RunnerJob:
     # Python version loads it instead of compiling the file again (3 ms a job); any other
     # compiles `cases_source`.
     cases_code: str = ""
+    # The scratch cell (judge.runner.scratch): {"role": "learner", "snippet": ...} runs the
+    # snippet after the solution instead of cases; {"role": "reference", "calls", "blob"}
+    # replays recorded calls on the reference. None for a judgement.
+    scratch: dict[str, Any] | None = None
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8")

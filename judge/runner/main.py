@@ -175,6 +175,9 @@ def _run(out: BinaryIO) -> int:
         impl = _load_solution(emit, index, solution, job.entry_points, files)
         if impl is None:
             continue
+        if job.scratch is not None:  # the scratch cell: a snippet or a replay, no cases
+            emit(*_scratch(job, guards, files))
+            continue
         for name in job.case_names:
             c = by_name[name]
             head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
@@ -187,6 +190,15 @@ def _run(out: BinaryIO) -> int:
 
         shutil.rmtree(data_dir, ignore_errors=True)
     return 0
+
+
+def _scratch(job: Any, guards: Any, files: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    from judge.runner import scratch
+
+    spec, module = job.scratch, sys.modules["solution"]
+    if spec.get("role") == "reference":
+        return scratch.run_reference(spec, module)
+    return scratch.run_learner(str(spec.get("snippet", "")), module, job.entry_points, guards, files)
 
 
 def _write_data(files: dict[str, str]) -> str | None:
