@@ -5,6 +5,7 @@ from web.db import Base
 from web.drafts.models import Draft
 from web.problems.models import ProblemValidation, ProblemVersion
 from web.scores.models import Score
+from web.solutions.models import ReferenceTiming
 from web.submissions.models import Submission, SubmissionEvent
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ProblemValidation",
     "ProblemVersion",
     "RateEvent",
+    "ReferenceTiming",
     "Score",
     "Submission",
     "SubmissionEvent",

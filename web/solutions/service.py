@@ -1,0 +1,204 @@
+"""What a learner may read once they have solved a problem: its solutions, why each is right,
+and their own accepted submission's time beside the reference's.
+
+The reference's time is the trusted run's (judge.expected): the same sandbox, runtime and case
+inputs the learner's code was judged with, timed the same way inside the runner. It is kept
+per package version in `reference_timings` the first time someone asks, so every later reader
+of that version sees the same numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from pydantic import BaseModel
+from sqlalchemy import exists, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from judge.package import Problem
+from judge.solutions import Solution, read_solutions
+from judge.verdicts import Verdict
+from web.auth.models import User
+from web.errors import N_, ApiError, not_found
+from web.platform import Platform
+from web.problems.models import ProblemVersion
+from web.solutions.models import ReferenceTiming
+from web.submissions.models import Mode, Submission, SubmissionStatus
+
+log = logging.getLogger(__name__)
+
+
+class SolutionOut(BaseModel):
+    kind: str  # reference or accepted
+    name: str  # reference, accepted/<stem>
+    code: str
+    note: str  # why it is right, in the reader's language ("" if the package has no note)
+
+
+class CaseTime(BaseModel):
+    name: str
+    yours_ms: float
+    reference_ms: float
+
+
+class Timing(BaseModel):
+    """An accepted submission's time beside the reference's, over the cases both were timed on."""
+
+    submission_id: int
+    backend: str
+    yours_ms: float
+    reference_ms: float
+    ratio: float | None  # yours / reference; None when the reference took no measurable time
+    cases: list[CaseTime]
+
+
+class SolutionsOut(BaseModel):
+    problem: str
+    solutions: list[SolutionOut]
+    # Null when there is nothing to compare: no accepted submit of a version whose reference
+    # time is known here (an older version, or a server that judges nothing).
+    timing: Timing | None
+
+
+def _accepted(db: Session, user: User, problem_id: str) -> bool:
+    return bool(
+        db.scalar(
+            select(
+                exists().where(
+                    Submission.user_id == user.id,
+                    Submission.problem_id == problem_id,
+                    Submission.mode == Mode.SUBMIT,
+                    Submission.verdict == Verdict.AC,
+                )
+            )
+        )
+    )
+
+
+def _offered(platform: Platform, problem_id: str) -> Problem:
+    problem = platform.problems.get(problem_id)
+    if problem is None:
+        raise not_found("problem", problem_id)
+    return problem
+
+
+def _out(solution: Solution, lang: str) -> SolutionOut:
+    note = solution.note.get(lang) if solution.note is not None else ""
+    return SolutionOut(kind=solution.kind, name=solution.name, code=solution.code, note=note)
+
+
+def read(
+    db: Session, platform: Platform, user: User, problem_id: str, lang: str, submission_id: int | None
+) -> SolutionsOut:
+    """The solutions of a problem the user has an accepted submit of, else 403."""
+    problem = _offered(platform, problem_id)
+    if not _accepted(db, user, problem.id):
+        raise ApiError(
+            403,
+            "not_solved_yet",
+            N_("The solutions open once you have an accepted submission of this problem."),
+        )
+    found = read_solutions(problem)
+    if found.problems:  # the site shows the code anyway; validate is where a gap is refused
+        log.warning("problem %s: %s", problem.id, "; ".join(found.problems))
+    return SolutionsOut(
+        problem=problem.id,
+        solutions=[_out(s, lang) for s in found.all],
+        timing=timing(db, platform, user, problem, submission_id),
+    )
+
+
+def _submission(db: Session, user: User, problem: Problem, submission_id: int | None) -> Submission | None:
+    """The accepted submit to compare: the one asked for (it must be the user's), else the latest."""
+    if submission_id is not None:
+        sub = db.get(Submission, submission_id)
+        if sub is None or sub.user_id != user.id or sub.problem_id != problem.id:
+            raise not_found("submission", submission_id)
+        done = sub.status == SubmissionStatus.DONE
+        return sub if done and sub.mode == Mode.SUBMIT and sub.verdict == Verdict.AC else None
+    return db.scalar(
+        select(Submission)
+        .where(
+            Submission.user_id == user.id,
+            Submission.problem_id == problem.id,
+            Submission.mode == Mode.SUBMIT,
+            Submission.verdict == Verdict.AC,
+        )
+        .order_by(Submission.id.desc())
+        .limit(1)
+    )
+
+
+def timing(
+    db: Session, platform: Platform, user: User, problem: Problem, submission_id: int | None
+) -> Timing | None:
+    sub = _submission(db, user, problem, submission_id)
+    if sub is None or sub.problem_version_id is None or not sub.report:
+        return None
+    measured = reference_timing(db, platform, problem, sub.problem_version_id)
+    if measured is None:
+        return None
+    backend, reference = measured
+    cases = [
+        CaseTime(name=c["name"], yours_ms=float(c["time_ms"]), reference_ms=reference[c["name"]])
+        for c in sub.report.get("cases", [])
+        if c.get("name") in reference and isinstance(c.get("time_ms"), (int, float))
+    ]
+    if not cases:
+        return None
+    yours = round(sum(c.yours_ms for c in cases), 1)
+    ref = round(sum(c.reference_ms for c in cases), 1)
+    return Timing(
+        submission_id=sub.id,
+        backend=backend,
+        yours_ms=yours,
+        reference_ms=ref,
+        ratio=round(yours / ref, 2) if ref > 0 else None,
+        cases=cases,
+    )
+
+
+def runtime_key(runtime_id: str) -> str:
+    return hashlib.sha256(runtime_id.encode()).hexdigest()[:32]
+
+
+def reference_timing(
+    db: Session, platform: Platform, problem: Problem, version_id: int
+) -> tuple[str, dict[str, float]] | None:
+    """(backend, case -> ms) of the reference on package version `version_id`, or None.
+
+    Measured in this process's judge: the trusted run of the loaded package, which the judge
+    has usually cached on disk already (it made it to judge the learner). Only the loaded
+    version can be measured; an older one has a time only if it was measured while current.
+    A process that judges nothing shows what was measured before.
+    """
+    judge = platform.judge
+    rows = select(ReferenceTiming).where(ReferenceTiming.problem_version_id == version_id)
+    if judge is None:
+        row = db.scalar(rows.order_by(ReferenceTiming.id.desc()).limit(1))
+        return (row.backend, row.cases) if row is not None else None
+    runtime = runtime_key(judge.backend.runtime_id())
+    row = db.scalar(rows.where(ReferenceTiming.runtime == runtime))
+    if row is not None:
+        return row.backend, row.cases
+    current = db.scalar(
+        select(ProblemVersion.id).where(
+            ProblemVersion.problem_id == problem.id, ProblemVersion.content_hash == problem.content_hash
+        )
+    )
+    if current != version_id:
+        return None
+    expected = judge.store.get(problem, judge.backend)
+    cases = {name: round(run.time_ms, 3) for name, run in expected.reference.cases.items()}
+    backend = judge.backend.name
+    db.add(ReferenceTiming(problem_version_id=version_id, runtime=runtime, backend=backend, cases=cases))
+    try:
+        db.commit()
+    except IntegrityError:  # another request measured it first: show theirs, as everyone will
+        db.rollback()
+        row = db.scalar(rows.where(ReferenceTiming.runtime == runtime))
+        if row is not None:
+            return row.backend, row.cases
+    return backend, cases
