@@ -34,8 +34,10 @@ SEVERITY: tuple[Verdict, ...] = (
     Verdict.AC,
 )
 
-# The name of each verdict in the two languages (CE: the code cannot be loaded: a syntax error,
-# or an entry point missing; both languages say that one thing).
+# The name of each verdict in the two languages. CE means the code could not be loaded: it does
+# not parse, an import fails, a forbidden call runs at import, an entry point is missing. Python
+# compiles nothing a learner would call "compiling", so both languages name the loading: "Load
+# error" and 无法加载, in the judge's texts and on the site alike.
 NAMES: dict[Verdict, tuple[str, str]] = {
     Verdict.AC: ("通过", "Accepted"),
     Verdict.WA: ("答案错误", "Wrong answer"),
@@ -43,7 +45,7 @@ NAMES: dict[Verdict, tuple[str, str]] = {
     Verdict.TLE: ("超时", "Time limit exceeded"),
     Verdict.MLE: ("超内存", "Memory limit exceeded"),
     Verdict.OLE: ("输出超限", "Output limit exceeded"),
-    Verdict.CE: ("无法加载", "Cannot be loaded"),
+    Verdict.CE: ("无法加载", "Load error"),
     Verdict.SE: ("评测系统错误", "System error"),
 }
 
@@ -51,9 +53,6 @@ NAMES: dict[Verdict, tuple[str, str]] = {
 def label(verdict: Verdict, lang: str) -> str:
     zh, en = NAMES[verdict]
     return en if lang == "en" else zh
-
-
-LABELS: dict[Verdict, str] = {v: f"{zh} {en}" for v, (zh, en) in NAMES.items()}
 
 
 def worst(verdicts: list[Verdict]) -> Verdict:

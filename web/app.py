@@ -20,7 +20,7 @@ from web.bodylimit import BodyCaps, BodyLimit
 from web.course.router import router as course_router
 from web.deps import PlatformDep, client_address
 from web.drafts.router import router as drafts_router
-from web.errors import ApiError, install_error_handlers
+from web.errors import N_, ApiError, install_error_handlers
 from web.pages.errors import error_page
 from web.pages.router import router as pages_router
 from web.pages.templating import STATIC_DIR
@@ -120,8 +120,10 @@ def create_app(
             raise ApiError(
                 403,
                 "forbidden",
-                "无权读取指标 /metrics is for the addresses of JUDGE_METRICS_ALLOW or "
-                "'Authorization: Bearer <JUDGE_METRICS_TOKEN>'",
+                N_(
+                    "/metrics is for the addresses of JUDGE_METRICS_ALLOW or "
+                    "'Authorization: Bearer <JUDGE_METRICS_TOKEN>'."
+                ),
             )
         return Response(p.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from web.errors import HtmlErrorPage, error_response
+from web import errors
+from web.errors import N_, HtmlErrorPage, error_response
 from web.settings import WebSettings
 
 # The routes that carry code (the JSON API; no page form carries code) and the doors that take a
 # password (the JSON API and the page forms). Every other route gets the general cap.
 CODE_ROUTES = (
     ("POST", re.compile(r"/api/submissions")),
+    ("POST", re.compile(r"/api/scratch")),  # the code and a snippet
     ("PUT", re.compile(r"/api/problems/[^/]+/draft")),
 )
 AUTH_ROUTES = (("POST", re.compile(r"/api/auth/(?:register|token|login)|/login|/register")),)
@@ -116,7 +118,7 @@ class BodyLimit:
             Request(scope),
             413,
             "payload_too_large",
-            f"请求体超过 {limit} / the request body is larger than {limit}, the limit of this route",
+            errors.Message(N_("The request is larger than {limit}, the limit here."), {"limit": limit}),
             # The rest of the body is never read: the connection ends with this answer.
             headers={"Connection": "close"},
             html_page=self.html_page,

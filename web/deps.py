@@ -14,11 +14,12 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from web import language
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import token_hash
 from web.db import utcnow
-from web.errors import ApiError
-from web.language import DEFAULT_LANGUAGE, LANGUAGES, Language, as_language
+from web.errors import N_, ApiError
+from web.language import Language
 from web.platform import Platform
 
 SESSION_COOKIE = "judge_session"
@@ -117,11 +118,11 @@ _SESSION_AND_USER = (
 def _by_token(platform: Platform, db: Session, raw: str) -> Principal:
     found = db.execute(_TOKEN_AND_USER, {"hash": token_hash(platform.secret_key, raw)}).first()
     if found is None:
-        raise ApiError(401, "bad_token", "this API token is unknown or revoked")
+        raise ApiError(401, "bad_token", N_("This API token is unknown or revoked."))
     token: ApiToken = found[0]
     user: User | None = found[1]
     if user is None:
-        raise ApiError(401, "bad_token", "this API token's user is gone")
+        raise ApiError(401, "bad_token", N_("The account of this API token is gone."))
     now = utcnow()
     # A write on every request would queue each API read behind the database's single writer
     # (and an fsync): the time of last use is kept to the minute.
@@ -149,7 +150,7 @@ def read_principal(request: Request, platform: Platform, db: Session) -> Princip
     if auth is not None:
         scheme, _, raw = auth.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
-            raise ApiError(401, "bad_token", "Authorization must be 'Bearer <token>'")
+            raise ApiError(401, "bad_token", N_("The Authorization header must read 'Bearer <token>'."))
         return _by_token(platform, db, raw.strip())
     cookie = request.cookies.get(SESSION_COOKIE)
     return _by_session(platform, db, cookie) if cookie else None
@@ -172,7 +173,11 @@ async def get_principal(request: Request, platform: PlatformDep, db: DbDep) -> P
     if principal is not None and principal.session is not None and request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER) or await _form_csrf(request)
         if sent != principal.session.csrf_token:
-            raise ApiError(403, "csrf_failed", "missing or wrong CSRF token; reload the page and try again")
+            raise ApiError(
+                403,
+                "csrf_failed",
+                N_("This page is out of date (its CSRF token is missing or wrong). Reload it and try again."),
+            )
     return principal
 
 
@@ -183,7 +188,7 @@ OptionalPrincipalDep = Annotated[Principal | None, Depends(get_principal)]
 # sending each to a thread.
 async def require_principal(principal: OptionalPrincipalDep) -> Principal:
     if principal is None:
-        raise ApiError(401, "login_required", "log in (or send an API token) first")
+        raise ApiError(401, "login_required", N_("Log in (or send an API token) first."))
     return principal
 
 
@@ -207,7 +212,7 @@ OptionalUserDep = Annotated[User | None, Depends(optional_user)]
 async def require_admin(user: UserDep) -> User:
     """The one admin check: the API's routes depend on it, the admin page awaits it."""
     if not user.is_admin:
-        raise ApiError(403, "admin_only", "only admins may do this")
+        raise ApiError(403, "admin_only", N_("Only administrators may do this."))
     return user
 
 
@@ -221,12 +226,6 @@ def client_address(request: Request) -> str:
 def reader_language(request: Request, account_language: str | None = None) -> Language:
     """The language the API answers in: `?lang=`, else the first of Accept-Language that the
     site speaks, else the account's, else Chinese."""
-    asked = as_language(request.query_params.get("lang"))
-    if asked is not None:
-        return asked
-    for part in request.headers.get("accept-language", "").split(","):
-        tag = part.split(";")[0].strip().lower()
-        for lang in LANGUAGES:
-            if tag.startswith(lang):
-                return lang
-    return as_language(account_language) or DEFAULT_LANGUAGE
+    return language.reader_language(
+        request.query_params.get("lang"), request.headers.get("accept-language", ""), account_language
+    )

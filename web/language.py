@@ -38,6 +38,24 @@ def as_language(value: str | None) -> Language | None:
     return None
 
 
+def reader_language(asked: str | None, accept_language: str, *fallbacks: str | None) -> Language:
+    """What a request reads: `asked` (its ?lang=), else the first tag of its Accept-Language
+    that the site speaks, else the first of `fallbacks` that is a language, else Chinese."""
+    chosen = as_language(asked)
+    if chosen is not None:
+        return chosen
+    for part in accept_language.split(","):
+        tag = part.split(";")[0].strip().lower()
+        for lang in LANGUAGES:
+            if tag.startswith(lang):
+                return lang
+    for fallback in fallbacks:
+        chosen = as_language(fallback)
+        if chosen is not None:
+            return chosen
+    return DEFAULT_LANGUAGE
+
+
 def read_catalog(lang: str, domain: str) -> Catalog:
     path = CATALOG_DIR / lang / "LC_MESSAGES" / f"{domain}.po"
     with path.open("rb") as f:

@@ -79,7 +79,7 @@ def all_submissions(db: Session, problem_id: str | None, limit: int) -> list[Adm
 def rejudge_submission(db: Session, platform: Platform, submission_id: int) -> int:
     """Put one judged submission back in the queue; how many went (0 while it is still queued)."""
     if db.get(Submission, submission_id) is None:
-        raise not_found(f"submission {submission_id}")
+        raise not_found("submission", submission_id)
     n = queue.rejudge(db, [submission_id], platform.notices)
     db.commit()
     return n
@@ -126,7 +126,7 @@ def validate_problem(db: Session, platform: Platform, problem_id: str, admin: Us
     version = current_version(db, problem_id)
     problem = platform.problems.get(problem_id)
     if version is None or problem is None:
-        raise not_found(f"problem {problem_id}")
+        raise not_found("problem", problem_id)
     backend = platform.judge.backend if platform.judge is not None else None
     record = validation.start(
         platform.factory, db, version, problem.root, backend, platform.settings, admin.id
@@ -137,5 +137,5 @@ def validate_problem(db: Session, platform: Platform, problem_id: str, admin: Us
 def get_validation(db: Session, validation_id: int) -> ValidationOut:
     record = db.get(ProblemValidation, validation_id)
     if record is None:
-        raise not_found(f"validation {validation_id}")
+        raise not_found("validation", validation_id)
     return validation_out(record)

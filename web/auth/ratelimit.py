@@ -16,18 +16,20 @@ from sqlalchemy.orm import Session
 from web.auth.models import LoginAttempt, RateEvent, RateKind
 from web.auth.pruning import prune
 from web.db import utcnow
-from web.errors import ApiError
+from web.errors import N_, ApiError
 from web.settings import WebSettings
 from web.submissions.models import Submission
 
 
-def _too_many(retry_s: float, what: str) -> ApiError:
+def _too_many(retry_s: float, message: str) -> ApiError:
+    """`message` says what there was too much of and takes the {seconds} to wait."""
     seconds = max(1, math.ceil(retry_s))
     return ApiError(
         429,
         "rate_limited",
-        f"请求过于频繁 too many {what}; try again in {seconds} s",
+        message,
         headers={"Retry-After": str(seconds)},
+        params={"seconds": seconds},
     )
 
 
@@ -72,7 +74,7 @@ def check_login(db: Session, settings: WebSettings, username: str, address: str)
         ),
     )
     if wait > 0:
-        raise _too_many(wait, "failed log-ins")
+        raise _too_many(wait, N_("Too many failed log-ins. Try again in {seconds} s."))
 
 
 def window_s(settings: WebSettings, kind: RateKind) -> float:
@@ -83,7 +85,7 @@ def window_s(settings: WebSettings, kind: RateKind) -> float:
 
 
 def _count_event(
-    db: Session, settings: WebSettings, kind: RateKind, address: str, limit: int, what: str
+    db: Session, settings: WebSettings, kind: RateKind, address: str, limit: int, message: str
 ) -> None:
     """Refuse (429) when `address` already made `limit` events of `kind` within the window, else
     record this one. Recorded before the work it guards, so a burst is counted as it arrives."""
@@ -93,7 +95,7 @@ def _count_event(
     condition = (RateEvent.kind == kind) & (RateEvent.address == address)
     wait = _wait_s(db, RateEvent.at, condition, limit, now - timedelta(seconds=window), window)
     if wait > 0:
-        raise _too_many(wait, what)
+        raise _too_many(wait, message)
     db.add(RateEvent(kind=kind, address=address))
     # Each kind's rows go once they are older than that kind's window.
     stale = [
@@ -106,12 +108,24 @@ def _count_event(
 
 def count_registration(db: Session, settings: WebSettings, address: str) -> None:
     _count_event(
-        db, settings, RateKind.REGISTER, address, settings.registrations_per_address, "registrations"
+        db,
+        settings,
+        RateKind.REGISTER,
+        address,
+        settings.registrations_per_address,
+        N_("Too many registrations from this address. Try again in {seconds} s."),
     )
 
 
 def count_password_check(db: Session, settings: WebSettings, address: str) -> None:
-    _count_event(db, settings, RateKind.PASSWORD, address, settings.password_checks_per_address, "log-ins")
+    _count_event(
+        db,
+        settings,
+        RateKind.PASSWORD,
+        address,
+        settings.password_checks_per_address,
+        N_("Too many log-ins from this address. Try again in {seconds} s."),
+    )
 
 
 def record_failed_login(db: Session, settings: WebSettings, username: str, address: str) -> None:
@@ -138,4 +152,4 @@ def check_submit(db: Session, settings: WebSettings, user_id: int, address: str)
         ),
     )
     if wait > 0:
-        raise _too_many(wait, "submissions")
+        raise _too_many(wait, N_("Too many submissions. Try again in {seconds} s."))

@@ -17,7 +17,7 @@ from web.auth.models import ApiToken, LoginSession, User
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
 from web.deps import SESSION_COOKIE
-from web.errors import ApiError, not_found
+from web.errors import N_, ApiError, not_found
 from web.language import Language
 from web.platform import Platform
 
@@ -54,12 +54,12 @@ def authenticate(db: Session, platform: Platform, address: str, username: str, p
     user = db.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if not verify_password(user.password_hash if user else None, password) or user is None:
         ratelimit.record_failed_login(db, platform.settings, username, address)
-        raise ApiError(401, "bad_credentials", "用户名或密码错误 wrong username or password")
+        raise ApiError(401, "bad_credentials", N_("Wrong username or password."))
     return user
 
 
 def _taken(username: str) -> ApiError:
-    return ApiError(409, "username_taken", f"用户名已被占用 the username {username!r} is taken")
+    return ApiError(409, "username_taken", N_("The username {name} is taken."), params={"name": username})
 
 
 def create_user(

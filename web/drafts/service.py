@@ -24,7 +24,7 @@ class DraftOut(BaseModel):
 
 def _known_problem(db: Session, problem_id: str) -> None:
     if current_version(db, problem_id) is None:
-        raise not_found(f"problem {problem_id}")
+        raise not_found("problem", problem_id)
 
 
 def get_draft(db: Session, user: User, problem_id: str) -> DraftOut:

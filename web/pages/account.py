@@ -7,7 +7,9 @@ visitor's name; once logged in, the session's CSRF token guards every form (web.
 
 from __future__ import annotations
 
+import re
 import secrets
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -26,6 +28,9 @@ from web.pages.templating import page_language, render, translations
 router = APIRouter(include_in_schema=False)
 
 FORM_COOKIE = "judge_form"
+# The pages a visitor may read: log-out stays on one of these, and leaves any other (a page of
+# the account's own) for the problem list.
+VISITOR_PAGE = re.compile(r"^/(problems(/[\w-]+)?|leaderboard)?(\?.*)?$")
 FormText = Annotated[str, Form(max_length=256)]
 
 
@@ -47,9 +52,14 @@ def _form_token_ok(request: Request, sent: str) -> bool:
     return bool(cookie) and secrets.compare_digest(cookie.encode(), sent.encode())
 
 
-def _stale_form_message(request: Request, principal: PageUserDep) -> str:
+def _page_gettext(request: Request, principal: PageUserDep) -> Callable[[str], str]:
     lang = page_language(request, principal.user if principal else None)
-    return translations(request, lang).gettext("This form expired. Please send it again.")
+    return translations(request, lang).gettext
+
+
+def _stale_form_message(request: Request, principal: PageUserDep) -> str:
+    gettext = _page_gettext(request, principal)
+    return gettext("This form expired. Please send it again.")
 
 
 def _session_and_go(request: Request, db: DbDep, platform: PlatformDep, user: User, target: str) -> Response:
@@ -59,10 +69,12 @@ def _session_and_go(request: Request, db: DbDep, platform: PlatformDep, user: Us
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page(request: Request, principal: PageUserDep, next: str | None = None) -> Response:
+def login_page(
+    request: Request, principal: PageUserDep, next: str | None = None, needed: bool = False
+) -> Response:
     if principal is not None:
         return redirect(safe_next(next))
-    return _form_page(request, "login.html", principal, next=safe_next(next), username="")
+    return _form_page(request, "login.html", principal, next=safe_next(next), username="", needed=needed)
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -83,7 +95,7 @@ def login_form(
         try:
             user = service.authenticate(db, platform, client_address(request), username, password)
         except ApiError as exc:
-            error, status = exc.message, exc.status
+            error, status = exc.message.text(_page_gettext(request, principal)), exc.status
         else:
             return _session_and_go(request, db, platform, user, target)
     return _form_page(request, "login.html", principal, status, next=target, username=username, error=error)
@@ -129,7 +141,7 @@ def register_form(
                 else gettext("A password has at least 8 characters.")
             )
         except ApiError as exc:
-            error, status = exc.message, exc.status
+            error, status = exc.message.text(gettext), exc.status
         else:
             return _session_and_go(request, db, platform, user, target)
     return _form_page(
@@ -138,8 +150,9 @@ def register_form(
 
 
 @router.post("/logout")
-def logout_form(principal: PageUserDep, db: DbDep) -> RedirectResponse:
-    response = redirect("/problems")
+def logout_form(principal: PageUserDep, db: DbDep, next: FormText = "") -> RedirectResponse:
+    target = safe_next(next)
+    response = redirect(target if VISITOR_PAGE.match(target) else "/problems")
     service.end_session(db, principal.session if principal else None, response)
     return response
 

@@ -56,4 +56,5 @@ def redirect(target: str) -> RedirectResponse:
 
 def to_login(request: Request) -> RedirectResponse:
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return redirect(f"/login?next={quote(here, safe='')}")
+    # `needed` tells the login page to say why the visitor is there.
+    return redirect(f"/login?next={quote(here, safe='')}&needed=1")

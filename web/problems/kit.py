@@ -17,7 +17,7 @@ from fastapi.responses import Response
 
 from judge.kit import build_kit, zip_kit
 from web.deps import PlatformDep
-from web.errors import ApiError
+from web.errors import N_, ApiError
 from web.platform import Platform
 
 # A download for browsers and the README, not part of the JSON API (no schema entry).
@@ -27,9 +27,7 @@ router = APIRouter(include_in_schema=False)
 def kit_zip(platform: Platform) -> bytes:
     judge = platform.judge
     if judge is None:
-        raise ApiError(
-            503, "no_judge", "这台服务器不评测，无法生成练习包 this server judges nothing, so it makes no kit"
-        )
+        raise ApiError(503, "no_judge", N_("This server judges nothing, so it makes no practice kit."))
     problems = sorted(platform.problems.values(), key=lambda p: p.id)
     server = platform.public_url
     key = hashlib.sha256(

@@ -136,7 +136,7 @@ def get_problem(db: Session, statements: Statements, problem_id: str, user: User
         found = db.execute(_CURRENT_WITH_SCORE, {"problem_id": problem_id, "user_id": user.id}).first()
         v, score = (found[0], found[1]) if found is not None else (None, None)
     if v is None:
-        raise not_found(f"problem {problem_id}")
+        raise not_found("problem", problem_id)
     # Only a reader without a score can be "new" rather than "attempted": ask only then.
     attempted = user is not None and score is None and attempted_problem(db, user.id, problem_id)
     return ProblemDetail(

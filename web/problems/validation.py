@@ -17,7 +17,7 @@ from judge.settings import JudgeSettings
 from judge.validate import validate_package
 from sandbox.backend import Backend
 from web.db import utcnow
-from web.errors import ApiError
+from web.errors import N_, ApiError
 from web.problems.models import ProblemValidation, ProblemVersion, ValidationState
 from web.settings import WebSettings
 
@@ -65,7 +65,7 @@ def start(
     user_id: int,
 ) -> ProblemValidation:
     if backend is None:
-        raise ApiError(409, "no_judge", "这台服务器不评测 this server judges nothing (workers = 0)")
+        raise ApiError(409, "no_judge", N_("This server judges nothing (it runs no workers)."))
     running = db.scalar(
         select(ProblemValidation.id).where(
             ProblemValidation.problem_version_id == version.id,
@@ -73,7 +73,12 @@ def start(
         )
     )
     if running is not None:
-        raise ApiError(409, "already_running", f"validation {running} of this version is still running")
+        raise ApiError(
+            409,
+            "already_running",
+            N_("Validation {id} of this version is still running."),
+            params={"id": running},
+        )
     record = ProblemValidation(problem_version_id=version.id, started_by=user_id)
     db.add(record)
     db.commit()

@@ -24,7 +24,7 @@ def submit(
     are woken when it commits."""
     ensure_code_fits(code, platform.settings.max_code_bytes)
     if current_version(db, problem_id) is None:
-        raise not_found(f"problem {problem_id}")
+        raise not_found("problem", problem_id)
     ratelimit.check_submit(db, platform.settings, user.id, address)
     sub = Submission(user_id=user.id, problem_id=problem_id, mode=mode, code=code, client_address=address)
     db.add(sub)
@@ -57,7 +57,7 @@ def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh
     found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
     # Someone else's submission is "not found", so ids reveal nothing.
     if found is None or (found[0].user_id != user.id and not user.is_admin):
-        raise not_found(f"submission {submission_id}")
+        raise not_found("submission", submission_id)
     sub: Submission = found[0]
     version: str | None = found[1]
     owner = db.get(User, sub.user_id)  # the reader themself: no query (the identity map has them)

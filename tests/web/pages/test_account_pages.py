@@ -73,7 +73,7 @@ def test_login_form_errors_keep_the_username_and_say_why(app_client: TestClient,
         "/login", data={"username": name, "password": "wrong password", "form_token": form_token(page.text)}
     )
     assert res.status_code == 401
-    assert "wrong username or password" in res.text
+    assert "用户名或密码错误" in res.text and "wrong username" not in res.text.lower()  # one language
     assert f'value="{name}"' in res.text
     assert SESSION_COOKIE not in browser.cookies
     # Right password: logged in, sent to the default page.
@@ -137,7 +137,7 @@ def test_taken_username_is_a_clear_error(app_client: TestClient, browser: TestCl
             "form_token": form_token(page.text),
         },
     )
-    assert res.status_code == 409 and "is taken" in res.text
+    assert res.status_code == 409 and f"用户名 {name.upper()} 已被占用" in res.text
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from tests.paths import REPO_ROOT
 from web.language import CATALOG_DIR, Catalogs, read_catalog
 
 PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
-DOMAINS = {"messages": ("babel.cfg", ("_", "gettext")), "js": ("babel-js.cfg", ("t",))}
+DOMAINS = {"messages": ("babel.cfg", ("_", "gettext", "N_")), "js": ("babel-js.cfg", ("t",))}
 
 
 def extracted(domain: str) -> set[str]:

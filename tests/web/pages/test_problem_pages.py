@@ -127,7 +127,7 @@ def test_submission_page_escapes_the_code(app_client: TestClient) -> None:
 def test_errors_on_pages_are_pages_and_on_the_api_json(app_client: TestClient) -> None:
     page = app_client.get("/problems/999")
     assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
-    assert "problem 999 not found" in page.text
+    assert "题目 999 不存在" in page.text
     api = app_client.get("/api/problems/999")
     assert api.status_code == 404 and api.json()["error"]["code"] == "not_found"
     assert app_client.get("/no/such/page").headers["content-type"].startswith("text/html")

@@ -22,7 +22,8 @@ export function initAdmin() {
       const record = await api("POST", `/api/admin/problems/${button.dataset.problem}/validate`);
       say(t("Validating problem {id}…", { id: button.dataset.problem }));
       const done = await waitForValidation(record.id);
-      say(t("Problem {id}: {status}", { id: button.dataset.problem, status: done.status }));
+      const outcome = { sound: t("Sound"), unsound: t("Unsound"), error: t("Error") }[done.status] || done.status;
+      say(t("Problem {id}: {status}", { id: button.dataset.problem, status: outcome }));
       location.reload();
     },
     async "rejudge-problem"(button) {

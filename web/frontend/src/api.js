@@ -1,6 +1,6 @@
 // Calls to the JSON API with the session cookie and its CSRF token, and errors in plain words.
 import { h } from "./dom.js";
-import { t } from "./i18n.js";
+import { siteLanguage, t } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, code, message, retryAfter) {
@@ -40,7 +40,8 @@ export async function api(method, url, body) {
 }
 
 async function request(method, url, body) {
-  const headers = { Accept: "application/json" };
+  // The API's messages come in the page's language (the server reads Accept-Language first).
+  const headers = { Accept: "application/json", "Accept-Language": siteLanguage() };
   if (method !== "GET") headers["X-CSRF-Token"] = csrfToken();
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
@@ -64,7 +65,9 @@ async function request(method, url, body) {
   if (!response.ok) {
     const error = (data && data.error) || {};
     const retry = Number(response.headers.get("Retry-After")) || null;
-    throw new ApiError(response.status, error.code || `http_${response.status}`, error.message || response.statusText, retry);
+    // A body that is not the API's (a proxy's error page) has no message: say it in our words.
+    const message = error.message || t("The server answered {status}. Try again in a moment.", { status: response.status });
+    throw new ApiError(response.status, error.code || `http_${response.status}`, message, retry);
   }
   return data;
 }
@@ -87,6 +90,6 @@ export function explain(err) {
   if (err.status === 403 && err.code === "csrf_failed") {
     return h("span", {}, t("This page is out of date. Reload it; your code is kept."));
   }
-  if (err.status === 413) return h("span", {}, t("Your code is too large to send."), " ", err.message);
+  if (err.status === 413) return h("span", {}, err.message, " ", t("Make it smaller and try again; your code is kept."));
   return h("span", {}, err.message);
 }

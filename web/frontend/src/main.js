@@ -8,6 +8,7 @@ import { initAdmin } from "./admin.js";
 import { initCourse } from "./course.js";
 import { pageData } from "./dom.js";
 import { formatTime } from "./time.js";
+import { keepTypedAcrossLanguageSwitch } from "./typed.js";
 import { renderMath } from "./math.js";
 import { initProblem } from "./problem.js";
 import { initScratch } from "./scratch.js";
@@ -32,6 +33,7 @@ function autosubmitFilters() {
 async function start() {
   const page = document.body.dataset.page;
   const data = pageData();
+  keepTypedAcrossLanguageSwitch(); // before the parts start: they see what was typed
   localTimes();
   autosubmitFilters();
   const statement = document.querySelector(".statement");

@@ -12,7 +12,7 @@ export function verdictLabel(verdict) {
     TLE: t("Time limit exceeded"),
     MLE: t("Memory limit exceeded"),
     OLE: t("Output limit exceeded"),
-    CE: t("Compile error"),
+    CE: t("Load error"),
     SE: t("System error"),
   };
   return labels[verdict] || verdict;

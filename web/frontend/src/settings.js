@@ -2,6 +2,7 @@
 import { api, explain } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { formatTime } from "./time.js";
 
 export function initSettings() {
   const form = document.getElementById("new-token");
@@ -37,13 +38,14 @@ export function initSettings() {
     const name = form.elements.name.value.trim();
     try {
       const token = await api("POST", "/api/me/tokens", { name });
+      const now = new Date().toISOString();
       value.textContent = token.token;
       created.hidden = false;
       body.querySelector("tr.empty")?.remove();
       body.append(
         h("tr", { "data-token": token.id },
           h("td", {}, token.name), h("td", {}, h("code", {}, `${token.token.slice(0, 10)}…`)),
-          h("td", {}, t("just now")), h("td", {}, "—"),
+          h("td", {}, h("time", { datetime: now }, formatTime(now))), h("td", {}, "—"),
           h("td", {}, h("button", { class: "danger small", "data-revoke": token.id, "aria-label": `${t("Revoke")} ${token.name}` }, t("Revoke"))))
       );
     } catch (err) {
