@@ -157,6 +157,8 @@ def admit(call: Any, entry_points: Sequence[str], profile: Profile) -> dict[str,
         and isinstance(call.get("state"), dict)
     ):
         return text("odd_value", kind="module")
+    if kind == "module" and not all(isinstance(v, torch.Tensor) for v in call["state"].values()):
+        return text("odd_value", kind="state_dict")
     total = 0
     plain = 0
     for value in _leaves(parts):

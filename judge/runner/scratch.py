@@ -174,6 +174,7 @@ def run_learner(
             line=exc.lineno,
             message=f"SyntaxError: {exc.msg} ({SNIPPET_FILE}, line {exc.lineno})",
         )
+        head["obs"], _ = encode([])
         return head, {}
     try:
         exec(body, scope)

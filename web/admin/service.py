@@ -18,7 +18,7 @@ from web.problems.models import ProblemValidation
 from web.problems.service import current_versions
 from web.problems.sync import current_version
 from web.submissions import queue
-from web.submissions.models import Submission
+from web.submissions.models import Mode, Submission
 from web.submissions.views import SubmissionSummary, summary
 
 
@@ -61,12 +61,17 @@ def users(db: Session) -> list[AdminUser]:
 
 def submission_counts(db: Session) -> dict[int, int]:
     """How many submissions each user has made, by user id."""
-    rows = db.execute(select(Submission.user_id, func.count()).group_by(Submission.user_id))
+    counted = select(Submission.user_id, func.count()).where(Submission.mode != Mode.SCRATCH)
+    rows = db.execute(counted.group_by(Submission.user_id))
     return {user_id: n for user_id, n in rows}
 
 
 def all_submissions(db: Session, problem_id: str | None, limit: int) -> list[AdminSubmission]:
-    query = select(Submission, User.username).join(User, User.id == Submission.user_id)
+    query = (
+        select(Submission, User.username)
+        .join(User, User.id == Submission.user_id)
+        .where(Submission.mode != Mode.SCRATCH)  # scratch runs are the learner's own notes
+    )
     if problem_id is not None:
         query = query.where(Submission.problem_id == problem_id)
     rows = db.execute(query.order_by(Submission.id.desc()).limit(limit)).all()
@@ -87,7 +92,8 @@ def rejudge_submission(db: Session, platform: Platform, submission_id: int) -> i
 
 def rejudge_problem(db: Session, platform: Platform, problem_id: str) -> int:
     """Put every judged submission to a problem back in the queue."""
-    ids = list(db.scalars(select(Submission.id).where(Submission.problem_id == problem_id)))
+    judged = select(Submission.id).where(Submission.problem_id == problem_id, Submission.mode != Mode.SCRATCH)
+    ids = list(db.scalars(judged))
     n = queue.rejudge(db, ids, platform.notices)
     db.commit()
     return n

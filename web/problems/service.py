@@ -15,7 +15,7 @@ from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.scores.models import Score
 from web.statements import Statements
-from web.submissions.models import Submission
+from web.submissions.models import Mode, Submission
 
 # A reader's progress on a problem, as the list shows and filters it.
 Progress = Literal["solved", "attempted", "new"]
@@ -75,7 +75,8 @@ def current_titles(db: Session) -> dict[str, tuple[str, str]]:
 
 
 def attempted_problems(db: Session, user_id: int) -> set[str]:
-    return set(db.scalars(select(Submission.problem_id).where(Submission.user_id == user_id).distinct()))
+    mine = (Submission.user_id == user_id, Submission.mode != Mode.SCRATCH)  # a scratch run is no attempt
+    return set(db.scalars(select(Submission.problem_id).where(*mine).distinct()))
 
 
 def _summary(v: ProblemVersion, score: Score | None, attempted: bool = False) -> dict[str, Any]:
@@ -107,7 +108,9 @@ def list_problems(db: Session, user: User | None) -> list[ProblemSummary]:
 
 _ATTEMPTED = select(
     exists().where(
-        Submission.user_id == bindparam("user_id"), Submission.problem_id == bindparam("problem_id")
+        Submission.user_id == bindparam("user_id"),
+        Submission.problem_id == bindparam("problem_id"),
+        Submission.mode != Mode.SCRATCH,
     )
 )
 

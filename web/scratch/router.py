@@ -2,6 +2,64 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from judge.runner.scratch import MAX_SNIPPET
+from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
+from web.scratch import service
+from web.scratch.service import ScratchView
+from web.submissions.models import SubmissionStatus
+from web.submissions.waiting import MAX_WAIT_S
 
 router = APIRouter(prefix="/api/scratch", tags=["scratch"])
+
+
+class ScratchBody(BaseModel):
+    problem_id: DbText = Field(max_length=16)
+    code: DbText
+    snippet: DbText = Field(max_length=MAX_SNIPPET)
+
+
+class Accepted(BaseModel):
+    id: int
+    status: str
+
+
+@router.post("", status_code=202, response_model=Accepted)
+def create_scratch(
+    body: ScratchBody, request: Request, user: UserDep, db: DbDep, platform: PlatformDep
+) -> Accepted:
+    """Run the code, then the snippet, in the sandbox (not scored, not listed); rate-limited with runs."""
+    sub = service.start(db, platform, user, body.problem_id, body.code, body.snippet, client_address(request))
+    return Accepted(id=sub.id, status=sub.status)
+
+
+@router.get("/{scratch_id}", response_model=ScratchView)
+async def get_scratch(
+    request: Request,
+    scratch_id: IdPath,
+    user: UserDep,
+    db: DbDep,
+    platform: PlatformDep,
+    wait: Annotated[
+        float, Query(ge=0, le=MAX_WAIT_S, description="long-poll: answer when the status changes")
+    ] = 0.0,
+) -> ScratchView:
+    lang = reader_language(request, user.language)
+    first = await run_in_threadpool(service.read, db, scratch_id, user, lang)
+    if wait <= 0 or first.status == SubmissionStatus.DONE:
+        return first
+    await run_in_threadpool(db.rollback)
+    latest = first
+
+    async def changed() -> bool:
+        nonlocal latest
+        latest = await run_in_threadpool(service.read_now, db, scratch_id, user, lang)
+        return latest.status != first.status
+
+    await platform.board.wait_until(scratch_id, changed, wait)
+    return latest

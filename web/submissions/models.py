@@ -23,6 +23,9 @@ class SubmissionStatus(StrEnum):
 class Mode(StrEnum):
     RUN = "run"  # the public cases, not scored
     SUBMIT = "submit"  # every case, scored
+    # The scratch cell (web.scratch): the learner's snippet after their code, never scored,
+    # listed or counted; only its own routes show it.
+    SCRATCH = "scratch"
 
 
 class EventKind(StrEnum):
@@ -70,6 +73,8 @@ class Submission(Base):
     score: Mapped[int | None] = mapped_column(default=None)
     max_score: Mapped[int | None] = mapped_column(default=None)
     report: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # A scratch run's snippet (None for runs and submits).
+    snippet: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class SubmissionEvent(Base):

@@ -45,6 +45,7 @@ class Claim:
     problem_id: str
     mode: Mode
     code: str
+    snippet: str = ""  # a scratch run's (Mode.SCRATCH)
 
 
 def _claimable(now: Any) -> Any:
@@ -134,15 +135,16 @@ def claim(
                 Submission.problem_id,
                 Submission.mode,
                 Submission.code,
+                Submission.snippet,
             )
             .execution_options(synchronize_session=False)
         ).first()
         if row is None:
             return None  # nothing queued, or another worker won the race: try again on the next poll
-        sub_id, attempts, user_id, problem_id, mode, code = row
+        sub_id, attempts, user_id, problem_id, mode, code, snippet = row
         session.add(SubmissionEvent(submission_id=sub_id, kind=EventKind.CLAIMED, worker=worker))
         announce(notices, session, sub_id)
-        return Claim(sub_id, token, attempts, user_id, problem_id, Mode(mode), code)
+        return Claim(sub_id, token, attempts, user_id, problem_id, Mode(mode), code, snippet or "")
 
 
 def _guarded(claim: Claim) -> Any:

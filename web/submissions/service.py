@@ -37,7 +37,7 @@ def submit(
 
 def my_submissions(db: Session, user: User, problem_id: str | None, limit: int) -> list[SubmissionSummary]:
     """The reader's own submissions, newest first (of one problem, if given)."""
-    query = select(Submission).where(Submission.user_id == user.id)
+    query = select(Submission).where(Submission.user_id == user.id, Submission.mode != Mode.SCRATCH)
     if problem_id is not None:
         query = query.where(Submission.problem_id == problem_id)
     rows = db.scalars(query.order_by(Submission.id.desc()).limit(limit)).all()
@@ -56,7 +56,8 @@ def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh
     """One submission as `user` may see it: their own, or any for an admin; else 404."""
     found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
     # Someone else's submission is "not found", so ids reveal nothing.
-    if found is None or (found[0].user_id != user.id and not user.is_admin):
+    # A scratch run is shown by its own routes only (web.scratch): not a submission here.
+    if found is None or found[0].mode == Mode.SCRATCH or (found[0].user_id != user.id and not user.is_admin):
         raise not_found("submission", submission_id)
     sub: Submission = found[0]
     version: str | None = found[1]

@@ -29,6 +29,7 @@ from judge.grading import judge_source
 from judge.package import Problem
 from judge.report import Report
 from judge.runner.job import PartSource
+from judge.scratch import run_scratch
 from sandbox.backend import Backend
 from web.db import transaction
 from web.metrics import Metrics
@@ -215,8 +216,21 @@ class Worker:
                 # The parts it may import are the learner's own accepted solutions, read when it
                 # is judged (a rejudge takes the parts they have then).
                 parts = learner_parts(session, claimed.user_id, problem)
-        which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
         c = self.context
+        if claimed.mode == Mode.SCRATCH:  # the scratch cell: the snippet, never scored (web.scratch)
+            expected = c.store.get(problem, c.backend)
+            result = run_scratch(
+                problem,
+                claimed.code,
+                claimed.snippet,
+                c.backend,
+                expected,
+                c.startup_s,
+                parts,
+                problem.reference_parts(),
+            )
+            return result.to_dict(), version_id
+        which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
         report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s, parts)
         return report.to_dict(), version_id
 

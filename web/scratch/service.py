@@ -1,0 +1,128 @@
+"""Scratch runs as operations: queue one (a submission of mode scratch: it goes through the
+queue like a Run, so a web process without a sandbox hands it to `judge worker`), and read one
+as its owner may see it, in one language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from judge.runner.scratch import MAX_SNIPPET
+from web.auth import ratelimit
+from web.auth.models import User
+from web.errors import ensure_code_fits, not_found
+from web.platform import Platform
+from web.problems.sync import current_version
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
+from web.submissions.queue import announce_queued
+
+
+class ScratchCall(BaseModel):
+    """One call the snippet made to an entry point, beside the reference's answer to it."""
+
+    call: str
+    learner: str
+    reference: str | None = None
+    match: bool | None = None
+    difference: float | None = None
+    detail: str | None = None  # the comparison in words
+    reason: str | None = None  # why the reference was not asked (not like a public case)
+
+
+class ScratchResult(BaseModel):
+    status: str  # ok, error, memory, forbidden, ce (the snippet), load (the solution), stopped
+    verdict: str
+    message: str = ""
+    line: int | None = None
+    log: str = ""
+    value: dict[str, Any] | None = None
+    calls: list[ScratchCall] = []
+    note: str | None = None
+    time_ms: float = 0.0
+    elapsed_ms: float = 0.0
+
+
+class ScratchView(BaseModel):
+    id: int
+    problem_id: str
+    status: str  # queued, running, done
+    result: ScratchResult | None = None
+
+
+def start(
+    db: Session, platform: Platform, user: User, problem_id: str, code: str, snippet: str, address: str
+) -> Submission:
+    """Queue a scratch run; rate-limited with the user's runs and submits."""
+    ensure_code_fits(code, platform.settings.max_code_bytes)
+    ensure_code_fits(snippet, MAX_SNIPPET)
+    if current_version(db, problem_id) is None:
+        raise not_found("problem", problem_id)
+    ratelimit.check_submit(db, platform.settings, user.id, address)
+    sub = Submission(
+        user_id=user.id,
+        problem_id=problem_id,
+        mode=Mode.SCRATCH,
+        code=code,
+        snippet=snippet,
+        client_address=address,
+    )
+    db.add(sub)
+    db.flush()
+    db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
+    announce_queued(platform.notices, db, [sub.id])
+    db.commit()
+    return sub
+
+
+def _words(raw: Any, lang: str) -> str | None:
+    if isinstance(raw, dict):
+        return str(raw.get(lang) or raw.get("zh") or "")
+    return None
+
+
+def localized(report: dict[str, Any], lang: str) -> ScratchResult:
+    """The stored result (texts in both languages) in the reader's."""
+    calls = [
+        ScratchCall(
+            call=c.get("call", ""),
+            learner=c.get("learner", ""),
+            reference=c.get("reference"),
+            match=c.get("match"),
+            difference=c.get("difference"),
+            detail=_words(c.get("detail"), lang),
+            reason=_words(c.get("reason"), lang),
+        )
+        for c in report.get("calls", [])
+    ]
+    message = _words(report.get("text"), lang) or str(report.get("message", ""))
+    return ScratchResult(
+        status=str(report.get("status", "")),
+        verdict=str(report.get("verdict", "")),
+        message=message,
+        line=report.get("line"),
+        log=str(report.get("log", "")),
+        value=report.get("value"),
+        calls=calls,
+        note=_words(report.get("note"), lang),
+        time_ms=float(report.get("time_ms") or 0.0),
+        elapsed_ms=float(report.get("elapsed_ms") or 0.0),
+    )
+
+
+def read(db: Session, scratch_id: int, user: User, lang: str) -> ScratchView:
+    """The owner's scratch run (admins' too); anything else, or a submission, is 404."""
+    sub = db.get(Submission, scratch_id)
+    if sub is None or sub.mode != Mode.SCRATCH or (sub.user_id != user.id and not user.is_admin):
+        raise not_found("submission", scratch_id)
+    result = localized(sub.report, lang) if sub.report is not None else None
+    return ScratchView(id=sub.id, problem_id=sub.problem_id, status=sub.status, result=result)
+
+
+def read_now(db: Session, scratch_id: int, user: User, lang: str) -> ScratchView:
+    try:
+        db.expire_all()
+        return read(db, scratch_id, user, lang)
+    finally:
+        db.rollback()
