@@ -10,12 +10,13 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from web.course.service import ChapterProgress, course_links, course_map
 from web.deps import DbDep, DbText, PlatformDep
 from web.pages.common import PageUserDep, page_reader
 from web.pages.templating import page_language, render
 from web.platform import Platform
 from web.problems import service as problems
-from web.problems.service import PROGRESS_STATES
+from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary
 from web.scores import service as scores
 from web.submissions.parts import PartStatus, part_statuses
 
@@ -24,6 +25,29 @@ router = APIRouter(include_in_schema=False)
 # The course's capstone (module qwen.model): the whole model, built from every other part. The
 # problem list counts the learner's progress toward it, and its page calls its parts "your model".
 MODEL_PROBLEM = "217"
+
+
+def chapter_key(c: CourseChapter) -> str:
+    """What the chapter filter sends: the chapter's number ("6"), or a free label itself."""
+    return str(c.number) if c.number is not None else c.title.zh
+
+
+def in_chapter(p: ProblemSummary, chapter: str) -> bool:
+    """The filter takes a chapter's number, or its one string as links made before the course
+    had numbers of its own ("03 RMSNorm")."""
+    return chapter in (p.chapter, chapter_key(p.course_chapter)) or (
+        chapter.isdigit() and p.course_chapter.number == int(chapter)
+    )
+
+
+@dataclass(frozen=True)
+class ChapterGroup:
+    """A chapter on the list: its progress, its filter key and the problems of it that the
+    filters let through."""
+
+    progress: ChapterProgress
+    key: str
+    shown: list[ProblemSummary]
 
 
 @dataclass(frozen=True)
@@ -63,12 +87,18 @@ def problem_list(
     status: Annotated[DbText | None, Query(max_length=16)] = None,
 ) -> HTMLResponse:
     user = principal.user if principal else None
-    listed = problems.list_problems(db, user)
-    chapters = sorted({p.chapter for p in listed})
+    listed = problems.list_problems(db, user)  # in course order
+    # The course map: every chapter with the reader's progress over all of it, whatever is filtered.
+    chapters = course_map(listed)
     shown = [
         p
         for p in listed
-        if (not chapter or p.chapter == chapter) and (status not in PROGRESS_STATES or p.status == status)
+        if (not chapter or in_chapter(p, chapter)) and (status not in PROGRESS_STATES or p.status == status)
+    ]
+    by_id = {p.id: p for p in shown}
+    groups = [
+        ChapterGroup(c, chapter_key(c.chapter), [by_id[i] for i in c.problems if i in by_id])
+        for c in chapters
     ]
     progress = {
         "solved": sum(p.status == "solved" for p in listed),
@@ -80,8 +110,9 @@ def problem_list(
         request,
         "problems.html",
         principal,
-        problems=shown,
-        chapters=chapters,
+        groups=[g for g in groups if g.shown],
+        chapters=groups,
+        min_submitters=problems.MIN_SUBMITTERS,
         chapter=chapter or "",
         status=status if status in PROGRESS_STATES else "",
         statuses=PROGRESS_STATES,
@@ -107,7 +138,11 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
     lang = page_language(request, user)
     source = problem.statement.en_markdown if lang == "en" and problem.statement.en_markdown else None
     statement_html = platform.statements.for_page(source or problem.statement.zh_markdown)
+    course = course_links(db, user, problem.id)
+    next_title = course.next and (course.next.title.zh if lang == "zh" else course.next.title.en)
     data = {
+        # After an accepted submit, course.js offers the next problem of the course.
+        "course": {"next": {"id": course.next.id, "title": next_title} if course.next else None},
         "problem": {
             "id": problem.id,
             "starter": problem.starter,
@@ -126,6 +161,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         statement_html=statement_html,
         statement_fallback=lang == "en" and source is None,
         parts=page_parts(platform, db, user.id if user else None, problem.id),
+        course=course,
         model_problem=MODEL_PROBLEM,
         page_data=data,
     )

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, one_of, utcnow
@@ -23,7 +23,16 @@ class ProblemVersion(Base):
     title_zh: Mapped[str] = mapped_column(String(200))
     title_en: Mapped[str] = mapped_column(String(200))
     difficulty: Mapped[str] = mapped_column(String(16))
+    # The chapter as one string, "03 RMSNorm" (the API's `chapter`). The course's chapter and the
+    # prerequisites are set again at every sync on the current version: course.toml may rename or
+    # reorder chapters without changing any package (nor its content hash).
     chapter: Mapped[str] = mapped_column(String(64))
+    chapter_number: Mapped[int | None] = mapped_column(Integer, default=None)
+    chapter_zh: Mapped[str | None] = mapped_column(String(64), default=None)
+    chapter_en: Mapped[str | None] = mapped_column(String(64), default=None)
+    # The chapter's place in the course (0 first); problems are listed by it, then by id.
+    chapter_position: Mapped[int | None] = mapped_column(Integer, default=None)
+    prerequisites: Mapped[list[str] | None] = mapped_column(JSON, default=None)
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     max_score: Mapped[int]
     public_cases: Mapped[list[str]] = mapped_column(JSON, default=list)

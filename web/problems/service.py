@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
-from sqlalchemy import and_, bindparam, exists, select
+from sqlalchemy import Integer, and_, bindparam, cast, exists, func, select
 from sqlalchemy.orm import Session
 
 from web.auth.models import User
@@ -27,11 +27,39 @@ class Title(BaseModel):
     en: str
 
 
+# Below this many learners who submitted, a rate says more about chance than about the problem.
+MIN_SUBMITTERS = 5
+
+
+class CourseChapter(BaseModel):
+    """The problem's chapter of the course (problems/course.toml)."""
+
+    number: int | None  # null for a chapter label outside the course
+    title: Title
+    position: int  # the chapter's place in the course, 0 first; lists are sorted by it
+
+
+class Acceptance(BaseModel):
+    """Of the learners who submitted this problem (a judged Submit; Runs do not count), how many
+    got it accepted (a full score at least once)."""
+
+    submitters: int
+    accepted: int
+    rate: float | None  # accepted / submitters; null below MIN_SUBMITTERS submitters
+
+
+NO_ACCEPTANCE = Acceptance(submitters=0, accepted=0, rate=None)
+
+
 class ProblemSummary(BaseModel):
     id: str
     slug: str
     title: Title
-    chapter: str
+    chapter: str  # the chapter's number and Chinese name in one string, "03 RMSNorm"
+    course_chapter: CourseChapter
+    # Problems to solve first, in course order: the parts it may import and the course's extras.
+    prerequisites: list[str]
+    acceptance: Acceptance
     difficulty: str
     tags: list[str]
     max_score: int
@@ -69,6 +97,34 @@ def current_versions(db: Session) -> Sequence[ProblemVersion]:
     ).all()
 
 
+# Course order: by the chapter's place, then by id (a version no sync has placed yet, last).
+UNPLACED = 10**6
+COURSE_ORDER = (func.coalesce(ProblemVersion.chapter_position, UNPLACED), ProblemVersion.problem_id)
+
+
+def acceptance(db: Session, problem_id: str | None = None) -> dict[str, Acceptance]:
+    """Each problem's acceptance from the scores (one row per learner and problem they submitted),
+    or only `problem_id`'s."""
+    query = select(Score.problem_id, func.count(), func.sum(cast(Score.solved, Integer))).group_by(
+        Score.problem_id
+    )
+    if problem_id is not None:
+        query = query.where(Score.problem_id == problem_id)
+    found = {}
+    for pid, submitters, accepted in db.execute(query):
+        n, ok = int(submitters), int(accepted or 0)
+        found[pid] = Acceptance(submitters=n, accepted=ok, rate=ok / n if n >= MIN_SUBMITTERS else None)
+    return found
+
+
+def course_chapter(v: ProblemVersion) -> CourseChapter:
+    return CourseChapter(
+        number=v.chapter_number,
+        title=Title(zh=v.chapter_zh or v.chapter, en=v.chapter_en or v.chapter),
+        position=v.chapter_position if v.chapter_position is not None else UNPLACED,
+    )
+
+
 def current_titles(db: Session) -> dict[str, tuple[str, str]]:
     """Each offered problem's (Chinese, English) title."""
     return {v.problem_id: (v.title_zh, v.title_en) for v in current_versions(db)}
@@ -79,12 +135,15 @@ def attempted_problems(db: Session, user_id: int) -> set[str]:
     return set(db.scalars(select(Submission.problem_id).where(*mine).distinct()))
 
 
-def _summary(v: ProblemVersion, score: Score | None, attempted: bool = False) -> dict[str, Any]:
+def _summary(v: ProblemVersion, score: Score | None, attempted: bool, accepted: Acceptance) -> dict[str, Any]:
     return {
         "id": v.problem_id,
         "slug": v.slug,
         "title": Title(zh=v.title_zh, en=v.title_en),
         "chapter": v.chapter,
+        "course_chapter": course_chapter(v),
+        "prerequisites": v.prerequisites or [],
+        "acceptance": accepted,
         "difficulty": v.difficulty,
         "tags": v.tags,
         "max_score": v.max_score,
@@ -95,14 +154,23 @@ def _summary(v: ProblemVersion, score: Score | None, attempted: bool = False) ->
 
 
 def list_problems(db: Session, user: User | None) -> list[ProblemSummary]:
-    versions = current_versions(db)
+    """Every offered problem, in course order."""
+    versions = db.scalars(
+        select(ProblemVersion).where(ProblemVersion.current.is_(True)).order_by(*COURSE_ORDER)
+    ).all()
     scores: dict[str, Score] = {}
     attempted: set[str] = set()
     if user is not None:
         scores = {s.problem_id: s for s in db.scalars(select(Score).where(Score.user_id == user.id))}
         attempted = attempted_problems(db, user.id)
+    rates = acceptance(db)
     return [
-        ProblemSummary(**_summary(v, scores.get(v.problem_id), v.problem_id in attempted)) for v in versions
+        ProblemSummary(
+            **_summary(
+                v, scores.get(v.problem_id), v.problem_id in attempted, rates.get(v.problem_id, NO_ACCEPTANCE)
+            )
+        )
+        for v in versions
     ]
 
 
@@ -143,7 +211,7 @@ def get_problem(db: Session, statements: Statements, problem_id: str, user: User
     # Only a reader without a score can be "new" rather than "attempted": ask only then.
     attempted = user is not None and score is None and attempted_problem(db, user.id, problem_id)
     return ProblemDetail(
-        **_summary(v, score, attempted),
+        **_summary(v, score, attempted, acceptance(db, problem_id).get(problem_id, NO_ACCEPTANCE)),
         version=v.content_hash,
         statement=Statement(
             zh_markdown=v.statement_zh,

@@ -72,7 +72,7 @@ def sync_problems(
                     title_zh=spec.title.zh,
                     title_en=spec.title.en,
                     difficulty=spec.difficulty,
-                    chapter=spec.chapter,
+                    chapter=problem.chapter.label,
                     tags=list(spec.tags),
                     max_score=problem.max_score,
                     public_cases=[c.name for c in problem.select_cases("public")],
@@ -90,6 +90,7 @@ def sync_problems(
                 .values(current=False)
             )
             row.current = True
+            _place_in_course(row, problem, problems)
         # Packages that were removed from the folder are no longer offered.
         session.execute(
             update(ProblemVersion)
@@ -97,6 +98,20 @@ def sync_problems(
             .values(current=False)
         )
     return changed
+
+
+def _place_in_course(row: ProblemVersion, problem: Problem, problems: dict[str, Problem]) -> None:
+    """The course's chapter and the prerequisites (in course order, offered ones only), refreshed
+    on the current version: course.toml can rename or reorder chapters without changing the
+    package."""
+    chapter = problem.chapter
+    offered = [problems[p] for p in problem.prerequisites if p in problems]
+    row.chapter = chapter.label
+    row.chapter_number = chapter.number
+    row.chapter_zh = chapter.zh
+    row.chapter_en = chapter.en
+    row.chapter_position = chapter.position
+    row.prerequisites = [p.id for p in sorted(offered, key=lambda p: (p.chapter.position, p.id))]
 
 
 # Built once: every problem page, submission and draft asks for it.
