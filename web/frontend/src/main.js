@@ -7,6 +7,7 @@ import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
 import { initCourse } from "./course.js";
 import { pageData } from "./dom.js";
+import { guardLogout } from "./drafts.js";
 import { formatTime } from "./time.js";
 import { keepTypedAcrossLanguageSwitch } from "./typed.js";
 import { renderMath } from "./math.js";
@@ -36,6 +37,7 @@ async function start() {
   keepTypedAcrossLanguageSwitch(); // before the parts start: they see what was typed
   localTimes();
   autosubmitFilters();
+  guardLogout(); // log-out saves, then clears, this browser's drafts
   const statement = document.querySelector(".statement");
   if (statement) renderMath(statement);
   if (page === "problem") {

@@ -5,31 +5,12 @@ import { h } from "./dom.js";
 import { createEditor } from "./editor.js";
 import { t } from "./i18n.js";
 import { formatTime } from "./time.js";
+import { readDraft, takeGuestDraft, writeDraft } from "./drafts.js";
 import { badge, errorLine, follow, renderResults, statusText, verdictLabel } from "./results.js";
 
 const SAVE_DELAY_MS = 800;
-
-// Every edit is also kept in this browser first, so a failed save (offline, an expired
-// session, a rate limit) loses nothing; "synced" says whether the server has it too.
-function localKey(problemId) {
-  return `llm-judge:draft:${problemId}`;
-}
-
-function readLocal(problemId) {
-  try {
-    return JSON.parse(localStorage.getItem(localKey(problemId)) || "null");
-  } catch (_err) {
-    return null;
-  }
-}
-
-function writeLocal(problemId, code, synced) {
-  try {
-    localStorage.setItem(localKey(problemId), JSON.stringify({ code, synced, at: Date.now() }));
-  } catch (_err) {
-    // Storage full or disabled: the server copy still works.
-  }
-}
+const TICK_MS = 100;
+const PHONE = "(max-width: 960px)"; // one column: the results dock sits under the editor
 
 export async function initProblem(data) {
   const problem = data.problem;
@@ -49,8 +30,21 @@ export async function initProblem(data) {
   };
 
   // Which text to open: unsaved local edits, else the server's draft, else the starter.
+  // Every edit is also kept in this browser first (under this account's name, see drafts.js), so
+  // a failed save loses nothing; "synced" says whether the server has it too.
+  const account = data.loggedIn ? data.userId : null;
+  const readLocal = (id) => readDraft(account, id);
+  const writeLocal = (id, text, synced) => writeDraft(account, id, text, synced);
   let code = problem.starter;
-  const local = readLocal(problem.id);
+  let local = readLocal(problem.id);
+  if (data.loggedIn && !(local && !local.synced)) {
+    // What they typed as a visitor just before logging in is theirs.
+    const guest = takeGuestDraft(problem.id);
+    if (guest && !guest.synced && typeof guest.code === "string") {
+      local = guest;
+      writeLocal(problem.id, guest.code, false);
+    }
+  }
   if (data.loggedIn) {
     let server = null;
     try {
@@ -111,7 +105,9 @@ export async function initProblem(data) {
     runButton.disabled = submitButton.disabled = true;
     editor.clearMark();
     results.replaceChildren();
-    setStatus(h("span", { class: "badge pending" }, t("Sending…")));
+    showDock();
+    const clock = elapsedClock();
+    setStatus(h("span", { class: "badge pending" }, t("Sending…")), " ", clock.el);
     try {
       if (saveTimer) {
         clearTimeout(saveTimer);
@@ -121,24 +117,27 @@ export async function initProblem(data) {
       const sub = await follow(api, accepted.id, (s) => {
         if (s.status !== "done") {
           setStatus(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
-            " ", mode === "run" ? t("Running the public cases…") : t("Judging every case…"));
+            " ", mode === "run" ? t("Running the public cases…") : t("Judging every case…"), " ", clock.el);
         }
       });
+      clock.stop();
       setStatus(
         badge(sub.verdict), " ", verdictLabel(sub.verdict), " · ",
         h("a", { href: `/submissions/${sub.id}` }, t("Submission {id}", { id: sub.id }))
       );
       renderResults(results, sub, { onGoToLine: (n) => (editor.markLine(n), editor.focus()) });
-      const best = document.querySelector("[data-testid=problem-best]");
-      if (best && sub.mode === "submit" && !(Number(best.textContent) >= sub.score)) best.textContent = sub.score;
+      showDock();
+      updateProgress(sub);
       const line = errorLine(sub);
       if (line) editor.markLine(line);
       if (history.loaded) loadHistory();
       // The course, solutions and scratch parts of the page listen for this.
       document.dispatchEvent(new CustomEvent("judge:done", { detail: sub }));
     } catch (err) {
+      clock.stop();
       setStatus(h("span", { class: "banner error", role: "alert" }, explain(err)));
     } finally {
+      clock.stop();
       busy = false;
       runButton.disabled = submitButton.disabled = false;
     }
@@ -186,7 +185,8 @@ export async function initProblem(data) {
             h("button", { class: "history-item", "data-submission": s.id, onclick: () => openSubmission(s.id) },
               `#${s.id} `, s.mode === "run" ? t("Run") : t("Submit"), " ",
               s.status === "done" ? badge(s.verdict) : h("span", { class: "badge pending" }, statusText(s.status)),
-              " ", s.score !== null && s.mode === "submit" ? `${s.score} / ${s.max_score}` : "",
+              " ", s.mode !== "submit" ? h("span", { class: "muted not-scored" }, t("not scored"))
+                : s.score !== null ? `${s.score} / ${s.max_score}` : "",
               " ", h("time", { datetime: s.created_at }, formatTime(s.created_at))))))
       );
     } catch (err) {
@@ -210,26 +210,82 @@ export async function initProblem(data) {
         " · ", h("a", { href: `/submissions/${id}` }, t("Open its page"))
       );
       renderResults(results, sub, { onGoToLine: (n) => (editor.setCode(sub.code), editor.markLine(n)) });
-      results.scrollIntoView({ block: "nearest" });
+      showDock();
     } catch (err) {
       setStatus(explain(err));
     }
   }
 
-  setupTabs((panelId) => {
-    if (panelId === "panel-history" && !history.loaded) loadHistory();
-  });
+  for (const tablist of document.querySelectorAll('[role="tablist"]')) {
+    setupTabs(tablist, (panelId) => {
+      if (panelId === "panel-history" && !history.loaded) loadHistory();
+    });
+  }
+  const backToCode = document.getElementById("dock-to-editor");
+  if (backToCode) {
+    backToCode.addEventListener("click", () => {
+      document.querySelector(".editor-pane").scrollIntoView({ block: "start" });
+      editor.focus();
+    });
+  }
 }
 
-// The ARIA tabs pattern: click or arrow keys switch; only the selected tab is in the tab order.
-function setupTabs(onShow) {
-  const tabs = [...document.querySelectorAll('[role="tab"]')];
+// The results dock (under the editor) on its Results tab; on a phone, scrolled into view when
+// it is not: the learner sees what came back without hunting for it below the editor.
+function showDock() {
+  const tab = document.getElementById("tab-results");
+  if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
+  const dock = document.getElementById("results-dock");
+  if (!dock || !window.matchMedia(PHONE).matches) return;
+  const box = dock.getBoundingClientRect();
+  if (box.top < 0 || box.top > window.innerHeight * 0.5) dock.scrollIntoView({ block: "start" });
+}
+
+// "3.2 s" since the click, ticking until the verdict: a long judgement is visibly alive.
+function elapsedClock() {
+  const started = performance.now();
+  const el = h("span", { class: "elapsed", "data-testid": "elapsed" }, "0.0 s");
+  const tick = () => (el.textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const timer = setInterval(tick, TICK_MS);
+  return { el, stop: () => clearInterval(timer) };
+}
+
+// The header's status badge and best score follow each judgement without a reload.
+function updateProgress(sub) {
+  const best = document.querySelector("[data-testid=problem-best]");
+  if (best && sub.mode === "submit" && sub.score !== null && !(Number(best.textContent) >= sub.score)) {
+    best.textContent = String(sub.score);
+  }
+  const holder = document.querySelector("[data-testid=problem-status]");
+  if (!holder) return;
+  const current = holder.dataset.status;
+  const solved = sub.mode === "submit" && sub.max_score > 0 && sub.score >= sub.max_score;
+  const next = current === "solved" || solved ? "solved" : "attempted";
+  if (next === current) return;
+  holder.dataset.status = next;
+  const label = next === "solved" ? t("Solved") : t("Attempted");
+  holder.replaceChildren(h("span", { class: `badge st-${next}` }, label));
+}
+
+// The ARIA tabs pattern, per tablist (the statement's, the results dock's): click or arrow keys
+// switch; only the selected tab is in the tab order; each tab shows its own panel only.
+function setupTabs(tablist, onShow) {
+  const tabs = [...tablist.querySelectorAll('[role="tab"]')];
+  if (!tabs.length) return;
+  const panel = (tab) => document.getElementById(tab.getAttribute("aria-controls"));
+  const first = tabs.find((tab) => tab.getAttribute("aria-selected") === "true") || tabs[0];
+  for (const tab of tabs) {
+    const selected = tab === first;
+    tab.setAttribute("aria-selected", String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+    if (panel(tab)) panel(tab).hidden = !selected;
+  }
   const select = (tab) => {
     for (const other of tabs) {
       const selected = other === tab;
       other.setAttribute("aria-selected", String(selected));
       other.tabIndex = selected ? 0 : -1;
-      document.getElementById(other.getAttribute("aria-controls")).hidden = !selected;
+      if (panel(other)) panel(other).hidden = !selected;
     }
     onShow(tab.getAttribute("aria-controls"));
   };

@@ -26,8 +26,10 @@ export function badge(verdict) {
   return h("span", { class: `badge v-${verdict}`, "data-verdict": verdict, title: verdictLabel(verdict) }, verdict);
 }
 
+// A case's time: "4.1 ms", "352 ms", "10.0 s" (a time-out runs to the limit: seconds read better).
 function ms(value) {
   if (value === null || value === undefined) return "—";
+  if (value >= 1000) return `${(value / 1000).toFixed(1)} s`;
   return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;
 }
 
@@ -140,6 +142,14 @@ function partsUsed(parts, loaded) {
             : null)))));
 }
 
+// A Run has no score (its points are the public cases' only, nothing to rank): how many of the
+// public cases passed, and that it is not scored.
+function runSummary(sub) {
+  const cases = sub.cases || [];
+  const passed = cases.filter((c) => c.verdict === "AC").length;
+  return t("Run: {passed} of {total} public cases passed, not scored", { passed, total: cases.length });
+}
+
 export function renderResults(container, sub, { onGoToLine } = {}) {
   container.replaceChildren();
   if (!sub || sub.status !== "done") return;
@@ -150,7 +160,7 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
     badge(sub.verdict),
     h("strong", { class: "verdict-text" }, verdictLabel(sub.verdict)),
     h("span", { class: "score", "data-testid": "summary-score" },
-      isRun ? t("Run: public cases only, not scored") : `${t("Score")} ${sub.score} / ${sub.max_score}`),
+      isRun ? runSummary(sub) : `${t("Score")} ${sub.score} / ${sub.max_score}`),
     h("span", { class: "time" }, `${t("Time")} ${ms(sub.time_ms)}`)
   );
   container.append(summary);
@@ -167,18 +177,19 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
   if ((sub.parts || []).length) container.append(partsUsed(sub.parts, sub.verdict !== "CE"));
 
   const rows = [];
+  const columns = isRun ? 3 : 4; // a Run has no points column: it is not scored
   for (const c of sub.cases || []) {
     rows.push(
       h("tr", { class: `case v-${c.verdict}`, "data-case": c.name },
         h("th", { scope: "row" }, c.name, c.public ? null : h("span", { class: "tag hidden-tag" }, t("hidden"))),
         h("td", {}, badge(c.verdict), " ", h("span", { class: "verdict-text" }, verdictLabel(c.verdict))),
-        h("td", { class: "num" }, isRun ? "—" : `${c.score} / ${c.max_score}`),
+        isRun ? null : h("td", { class: "num" }, `${c.score} / ${c.max_score}`),
         h("td", { class: "num" }, ms(c.time_ms)))
     );
     const detail = caseDetail(c);
-    if (detail.length) rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: 4 }, detail)));
+    if (detail.length) rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: columns }, detail)));
     else if (!c.public && c.verdict !== "AC") {
-      rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: 4, class: "muted" },
+      rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: columns, class: "muted" },
         t("A hidden case: only its verdict and points are shown. Check your code against the public cases and the statement's edge cases."))));
     }
   }
@@ -188,7 +199,8 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
         h("caption", { class: "visually-hidden" }, t("Cases")),
         h("thead", {}, h("tr", {},
           h("th", { scope: "col" }, t("Case")), h("th", { scope: "col" }, t("Verdict")),
-          h("th", { scope: "col", class: "num" }, t("Points")), h("th", { scope: "col", class: "num" }, t("Time")))),
+          isRun ? null : h("th", { scope: "col", class: "num" }, t("Points")),
+          h("th", { scope: "col", class: "num" }, t("Time")))),
         h("tbody", {}, rows)))
   );
   if (sub.log) {
