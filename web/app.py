@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 import judge
 from web.admin.router import router as admin_router
+from web.apidocs import install_api_docs
 from web.auth.router import router as auth_router
 from web.bodylimit import BodyCaps, BodyLimit
 from web.course.router import router as course_router
@@ -73,8 +74,12 @@ def create_app(
         description="手写大模型的在线评测 · an online judge for hand-written LLM parts",
         version="1",
         lifespan=lifespan,
+        # /docs is served from the project's own Swagger UI (web.apidocs), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.platform = platform
+    install_api_docs(app)
     install_error_handlers(app, html_page=error_page)
     # Bodies are capped before any route reads them; the caps are the platform's settings.
     app.add_middleware(BodyLimit, caps=lambda: BodyCaps.of(platform.settings), html_page=error_page)

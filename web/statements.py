@@ -37,6 +37,14 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     # Starting with <pre tells markdown-it to use this as the whole block.
     return f'<pre class="highlight"><code class="language-{css_lang}">{body}</code></pre>'
 
+# When the system prefers dark (web/frontend/src/theme.css darkens the page): a dark style whose
+# rules outrank the light style's (:root), whose token colours are reset where it has none.
+DARK_HIGHLIGHT_CSS = (
+    "\n@media (prefers-color-scheme: dark) {\n:root .highlight span { color: inherit; }\n"
+    + str(HtmlFormatter(style="github-dark").get_style_defs(":root .highlight"))
+    + "\n}\n"
+)
+
 
 class Statements:
     """Both renderings of each statement text, kept; `forget()` drops them all."""
@@ -49,7 +57,10 @@ class Statements:
         # The API's HTML (`GET /api/problems/{id}`): judge.statement's, code left plain.
         self.for_api = lru_cache(maxsize=kept)(render)
         # The colours of highlighted code (served at /highlight.css: generated, never committed).
-        self.highlight_css = str(HtmlFormatter(style="friendly").get_style_defs(".highlight"))
+        # xcode: every token 4.5:1 or more on the statement's code background (friendly's
+        # comments were 2.7:1).
+        light = str(HtmlFormatter(style="xcode").get_style_defs(".highlight"))
+        self.highlight_css = light + DARK_HIGHLIGHT_CSS
 
     def _page_html(self, text: str) -> str:
         html: str = self._highlighting.render(text)

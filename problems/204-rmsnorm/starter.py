@@ -23,7 +23,8 @@ class GatedRMSNorm(nn.Module):
 
     def __init__(self, dim, eps=1e-6):
         super().__init__()
-        # TODO: weight 初始化为 1 / weight initialised to ones
+        # TODO: 创建参数 weight（形状 (dim,)，初始化为 1）并保存 eps
+        # TODO: create parameter `weight` (shape (dim,), initialised to ones) and keep eps
         raise NotImplementedError
 
     def forward(self, x, gate):

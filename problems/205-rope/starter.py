@@ -10,8 +10,9 @@ def rope_frequencies(head_dim, max_pos, theta=10000.0):
     # TODO: head_dim 为奇数时抛出 ValueError
     # TODO: raise ValueError for an odd head_dim
     # TODO: inv_freq = 1 / theta ** (arange(0, head_dim, 2) / head_dim)，全部用 fp32
+    #       （写明 dtype=torch.float32，不依赖默认 dtype）
     # TODO: inv_freq = 1 / theta ** (arange(0, head_dim, 2) / head_dim), all in fp32
-    #       (写明 dtype=torch.float32，不依赖默认 dtype / give dtype=torch.float32, whatever the default dtype)
+    #       (give dtype=torch.float32, whatever the default dtype)
     # TODO: 角度 = 位置 × inv_freq；前后两半用同一组角度：cat([angles, angles], -1)
     # TODO: angles = position * inv_freq; both halves use the same angles: cat([angles, angles], -1)
     raise NotImplementedError

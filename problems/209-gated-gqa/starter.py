@@ -1,7 +1,8 @@
 import torch
 import torch.nn as nn
 
-# 零件：你在第 204、205、208 题里的解答 / parts: your solutions to problems 204, 205 and 208
+# 零件：你在第 204、205、208 题里的解答
+# Parts: your solutions to problems 204, 205 and 208
 from qwen.norm import RMSNorm
 from qwen.rope import apply_rope
 from qwen.sdpa import attention

@@ -1,7 +1,8 @@
 import torch
 import torch.nn as nn
 
-# 零件：你在第 204、206、208 题里的解答 / parts: your solutions to problems 204, 206 and 208
+# 零件：你在第 204、206、208 题里的解答
+# Parts: your solutions to problems 204, 206 and 208
 from qwen.mlp import SwiGLU
 from qwen.norm import RMSNorm
 from qwen.sdpa import attention
@@ -41,5 +42,6 @@ class DecoderLayer(nn.Module):
         raise NotImplementedError
 
     def forward(self, x):
-        # x: (batch, seq, dim)，返回同样形状与 dtype / returns the same shape and dtype
+        # x: (batch, seq, dim)，返回同样形状与 dtype
+        # x: (batch, seq, dim); returns the same shape and dtype
         raise NotImplementedError

@@ -13,10 +13,13 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
     Returns fp32 logits / temperature with removed tokens at -inf, shape (batch, vocab).
     Do not modify the logits you are given.
     """
-    # TODO: 1. 转 fp32 并除以温度 / convert to fp32 and divide by the temperature
-    # TODO: 2. top-k：去掉小于第 k 大的值的 token / top-k: remove tokens below the k-th largest value
+    # TODO: 1. 转 fp32 并除以温度
+    # TODO: 1. convert to fp32 and divide by the temperature
+    # TODO: 2. top-k：去掉小于第 k 大的值的 token
+    # TODO: 2. top-k: remove the tokens below the k-th largest value
     # TODO: 3. top-p：对剩下的重新 softmax，保留前面累计概率 < p 的 token，与最后保留的并列的也保留
-    #          top-p on the renormalised rest; tokens tied with the last one kept stay too
+    # TODO: 3. top-p on the renormalised rest: keep the tokens whose preceding cumulative
+    #          probability is < p; tokens tied with the last one kept stay too
     raise NotImplementedError
 
 

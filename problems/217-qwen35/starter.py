@@ -5,15 +5,16 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
-# 你自己的零件（对应题目通过之后即可导入）/ your own parts (importable once you solved their problems):
-# from qwen.embedding import TiedEmbedding          # 203
-# from qwen.norm import RMSNorm                     # 204
-# from qwen.rope import rope_frequencies, apply_rope  # 205
-# from qwen.mlp import SwiGLU                       # 206
-# from qwen.attention import GatedAttention         # 209
-# from qwen.kv_cache import KVCache, cached_attention  # 210
-# from qwen.weights import load_checkpoint          # 215
-# from qwen.linear_attention import GatedDeltaNet   # 218
+# 你自己的零件（对应题目通过之后即可导入）：
+# Your own parts (importable once you have solved their problems):
+# from qwen.embedding import TiedEmbedding              # 203
+# from qwen.norm import RMSNorm                         # 204
+# from qwen.rope import rope_frequencies, apply_rope    # 205
+# from qwen.mlp import SwiGLU                           # 206
+# from qwen.attention import GatedAttention             # 209
+# from qwen.kv_cache import KVCache, cached_attention   # 210
+# from qwen.weights import load_checkpoint              # 215
+# from qwen.linear_attention import GatedDeltaNet       # 218
 
 SAFETENSORS_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
 

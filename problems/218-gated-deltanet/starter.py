@@ -2,7 +2,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# 你在第 204、211、212 题里写好的部分 / the parts you wrote in problems 204, 211 and 212
+# 零件：你在第 204、211、212 题里的解答
+# Parts: your solutions to problems 204, 211 and 212
 from qwen.conv import causal_conv1d, causal_conv1d_step
 from qwen.delta_rule import gated_delta_rule
 from qwen.norm import GatedRMSNorm
@@ -50,10 +51,14 @@ class GatedDeltaNet(nn.Module):
         state None: the whole sequence from the zero state; returns y (batch, seq, hidden_size) only.
         state (conv_state, recurrent_state): continues from it; returns (y, new_state); the state passed in is left alone.
         """
-        # TODO: in_proj_qkv -> (batch, conv_dim, seq) -> 因果卷积 + SiLU（带 conv_state）/ causal conv + SiLU (with conv_state)
+        # TODO: in_proj_qkv -> (batch, conv_dim, seq) -> 因果卷积 + SiLU（带 conv_state）
+        # TODO: in_proj_qkv -> (batch, conv_dim, seq) -> causal conv + SiLU (with conv_state)
         # TODO: 切成 q | k | v 并分头；key 头用 repeat_interleave 扩展到 num_v_heads 个
         # TODO: split q | k | v into heads; expand the key heads to num_v_heads with repeat_interleave
         # TODO: beta = sigmoid(b)，g = -exp(A_log) * softplus(a + dt_bias)（fp32）
-        # TODO: gated_delta_rule（带 recurrent_state）/ with recurrent_state
-        # TODO: 每个 value 头：norm(o, z)，再 out_proj / per value head: norm(o, z), then out_proj
+        # TODO: beta = sigmoid(b), g = -exp(A_log) * softplus(a + dt_bias) (fp32)
+        # TODO: gated_delta_rule（带 recurrent_state）
+        # TODO: gated_delta_rule (with recurrent_state)
+        # TODO: 每个 value 头：norm(o, z)，再 out_proj
+        # TODO: per value head: norm(o, z), then out_proj
         raise NotImplementedError

@@ -119,8 +119,6 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("HEAD", "/docs"): Rule(200, 200, DOCS),
     ("GET", "/docs/oauth2-redirect"): Rule(200, 200, DOCS),
     ("HEAD", "/docs/oauth2-redirect"): Rule(200, 200, DOCS),
-    ("GET", "/redoc"): Rule(200, 200, DOCS),
-    ("HEAD", "/redoc"): Rule(200, 200, DOCS),
     ("GET", "/healthz"): Rule(200, 200, "status, version, backend name and problem count: nothing per user"),
     # Nothing per user, but for operators: allowed addresses (loopback) or the metrics token only.
     ("GET", "/metrics"): Rule(

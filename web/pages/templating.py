@@ -29,22 +29,29 @@ TEMPLATE_DIR = WEB_DIR / "templates"
 STATIC_DIR = WEB_DIR / "static"
 DIST_DIR = STATIC_DIR / "dist"
 
-# Pages run only our own bundle. KaTeX sets inline styles on the math it lays out, hence
-# 'unsafe-inline' for styles only; scripts, fonts and data come from this origin alone.
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",
-        "font-src 'self'",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-)
+
+
+def content_security_policy(script_src: str = "'self'") -> str:
+    """Pages run only our own bundle. KaTeX (and Swagger UI on /docs) set inline styles, hence
+    'unsafe-inline' for styles only; scripts, fonts and data come from this origin alone (/docs
+    adds the hash of its one inline script to `script_src`)."""
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src {script_src}",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self'",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()
 PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",

@@ -1,8 +1,23 @@
-// The CodeMirror 6 Python editor: history, brackets, indentation, and a marked error line.
+// The CodeMirror 6 Python editor: history, brackets closed as typed, search and replace,
+// completion of torch names, a dark look when the system asks for one, a marked error line.
+import {
+  acceptCompletion,
+  autocompletion,
+  closeBrackets,
+  closeBracketsKeymap,
+  completionKeymap,
+} from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import { bracketMatching, defaultHighlightStyle, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
-import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  indentOnInput,
+  indentUnit,
+  syntaxHighlighting,
+} from "@codemirror/language";
+import { highlightSelectionMatches, search, searchKeymap } from "@codemirror/search";
+import { Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import {
   Decoration,
   EditorView,
@@ -12,6 +27,9 @@ import {
   keymap,
   lineNumbers,
 } from "@codemirror/view";
+import { t } from "./i18n.js";
+import { darkEditor, prefersDark } from "./editor_theme.js";
+import { torchCompletions } from "./torch_complete.js";
 
 const setErrorLine = StateEffect.define();
 
@@ -34,10 +52,38 @@ const errorLine = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
+// CodeMirror's own words (the search panel's, the completion list's), in the page's language.
+function phrases() {
+  return {
+    Find: t("Find"),
+    Replace: t("Replace"),
+    next: t("next"),
+    previous: t("previous"),
+    all: t("all"),
+    "match case": t("match case"),
+    regexp: t("regexp"),
+    "by word": t("by word"),
+    replace: t("replace"),
+    "replace all": t("replace all"),
+    close: t("close"),
+    "current match": t("current match"),
+    "on line": t("on line"),
+    "replaced $ matches": t("replaced $ matches"),
+    "replaced match on line $": t("replaced match on line $"),
+    "Go to line": t("Go to line"),
+    go: t("go"),
+    Completions: t("Completions"),
+  };
+}
+
+const looks = (dark) => (dark ? darkEditor : syntaxHighlighting(defaultHighlightStyle, { fallback: true }));
+
 export function createEditor(parent, doc, { onChange, onRun, onSubmit, readOnly = false, label } = {}) {
   const shortcuts = [];
   if (onRun) shortcuts.push({ key: "Mod-Enter", run: () => (onRun(), true) });
   if (onSubmit) shortcuts.push({ key: "Mod-Shift-Enter", run: () => (onSubmit(), true) });
+  const look = new Compartment();
+  const dark = prefersDark();
   const extensions = [
     lineNumbers(),
     highlightActiveLineGutter(),
@@ -46,21 +92,45 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, readOnly 
     indentOnInput(),
     bracketMatching(),
     highlightActiveLine(),
-    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    highlightSelectionMatches(),
+    search({ top: true }),
+    look.of(looks(dark.matches)),
     indentUnit.of("    "),
     python(),
     errorLine,
+    EditorState.phrases.of(phrases()),
     // Our shortcuts before the defaults (Mod-Enter would otherwise insert a blank line).
     Prec.highest(keymap.of(shortcuts)),
-    keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-    EditorView.lineWrapping,
+    // No line wrapping: a wrapped Python line reads as two statements. Long lines scroll
+    // sideways in .cm-scroller instead (a swipe on a phone).
     EditorView.contentAttributes.of({ "aria-label": label || "Python" }),
     EditorView.updateListener.of((update) => {
       if (update.docChanged && onChange) onChange(update.state.doc.toString());
     }),
   ];
-  if (readOnly) extensions.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
+  if (readOnly) {
+    extensions.push(EditorState.readOnly.of(true), EditorView.editable.of(false), keymap.of([...defaultKeymap, ...searchKeymap]));
+  } else {
+    extensions.push(
+      closeBrackets(),
+      // Python's own sources (keywords, builtins, the document's names) come with python();
+      // torch's modules and tensor methods are added beside them.
+      EditorState.languageData.of(() => [{ autocomplete: torchCompletions }]),
+      autocompletion({ icons: false }),
+      keymap.of([
+        ...closeBracketsKeymap,
+        ...completionKeymap,
+        { key: "Tab", run: acceptCompletion },
+        ...searchKeymap,
+        ...defaultKeymap,
+        ...historyKeymap,
+        indentWithTab,
+      ]),
+    );
+  }
   const view = new EditorView({ state: EditorState.create({ doc, extensions }), parent });
+  // Follow the system when it switches between light and dark while the page is open.
+  dark.addEventListener?.("change", (event) => view.dispatch({ effects: look.reconfigure(looks(event.matches)) }));
   const handle = {
     view,
     getCode: () => view.state.doc.toString(),
