@@ -16,7 +16,18 @@ from typing import Literal
 import pytest
 from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
 
-from tests.web.pages.test_browser import Site, chromium, editor_text, ready, serving_site, set_code
+from tests.web.factories import unique_name
+from tests.web.pages.test_browser import (
+    JUDGED_S,
+    WRONG,
+    Site,
+    chromium,
+    editor_text,
+    ready,
+    register_via_ui,
+    serving_site,
+    set_code,
+)
 from web.language import LANGUAGE_COOKIE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -29,7 +40,8 @@ LONG_LINE = "scores = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    with serving_site(tmp_path_factory, JUDGE_WORKERS="1") as s:
+    # The local backend: the results below need a verdict, not a sandbox.
+    with serving_site(tmp_path_factory, JUDGE_WORKERS="1", JUDGE_BACKEND="local") as s:
         yield s
 
 
@@ -199,8 +211,9 @@ READABLE = (
     ".statement p",
     ".statement .katex",
     ".statement pre",
-    ".statement .highlight .k",
     ".statement .highlight .c1",
+    ".statement .highlight .mf",
+    ".statement .highlight .n",
     ".statement code",
     ".meta",
     ".muted",
@@ -217,8 +230,15 @@ def contrasts(page: Page) -> dict[str, float]:
     return found
 
 
+# On 204's page, at least these are there to measure (else the check would pass on nothing).
+MEASURED = {"body", ".statement p", ".statement .katex", ".statement .highlight .c1", ".cm-content", ".meta"}
+
+
 def unreadable(page: Page) -> dict[str, float]:
-    return {sel: round(ratio, 2) for sel, ratio in contrasts(page).items() if ratio < 4.5}
+    found = contrasts(page)
+    if page.url.endswith("/problems/204"):
+        assert found.keys() >= MEASURED, f"not measured: {MEASURED - found.keys()}"
+    return {sel: round(ratio, 2) for sel, ratio in found.items() if ratio < 4.5}
 
 
 def background_luminance(page: Page, selector: str) -> float:
@@ -244,6 +264,36 @@ def test_dark_theme_follows_the_system(browser: Browser, site: Site, lang: str) 
                 low = unreadable(page)
                 assert not low, f"/problems below 4.5:1 in the dark theme: {low}"
                 page.screenshot(path=site.shots / f"dark-problems-{lang}.png")
+
+
+RESULTS_READABLE = (
+    "[data-testid=summary]",
+    "[data-testid=summary] .badge",
+    "tr.case .badge",
+    "tr.case th",
+    "[data-testid=case-hint]",
+    "[data-testid=case-message]",
+    ".cm-error-line",
+)
+
+
+def test_dark_results_hints_and_error_lines_are_readable(browser: Browser, site: Site) -> None:
+    with opened(browser, site, "/problems", scheme="dark") as page:
+        register_via_ui(page, unique_name("dark"))
+        page.goto("/problems/204")
+        ready(page)
+        set_code(page, WRONG)
+        page.get_by_role("button", name="运行").click()
+        expect(page.get_by_test_id("case-hint").first).to_be_visible(timeout=JUDGED_S)
+        low = {s: round(r, 2) for s, r in page.evaluate(CONTRASTS, list(RESULTS_READABLE)).items() if r < 4.5}
+        assert not low, f"results below 4.5:1 in the dark theme: {low}"
+        page.screenshot(path=site.shots / "dark-results-zh.png")
+        set_code(page, "import torch\n\n\ndef broken(:\n    pass\n")
+        page.get_by_role("button", name="运行").click()
+        expect(page.locator(".cm-error-line")).to_be_visible(timeout=JUDGED_S)
+        line = page.evaluate(CONTRASTS, [".cm-error-line"])[".cm-error-line"]
+        assert line >= 4.5, f"the marked error line is {line:.2f}:1"
+        page.screenshot(path=site.shots / "dark-error-line-zh.png")
 
 
 def test_light_theme_stays_light_and_readable(browser: Browser, site: Site) -> None:
