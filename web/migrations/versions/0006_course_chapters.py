@@ -27,13 +27,16 @@ COLUMNS = (
 )
 
 
+# Plain ALTER TABLE, not batch mode: batch would copy problem_versions to drop a column, and
+# dropping the original while SQLite enforces foreign keys would delete its validations.
+# SQLite has had DROP COLUMN since 3.35.
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("problem_versions", schema=None) as batch_op:
-        for name, kind in COLUMNS:
-            batch_op.add_column(sa.Column(name, kind, nullable=True))
+    for name, kind in COLUMNS:
+        op.add_column("problem_versions", sa.Column(name, kind, nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("problem_versions", schema=None) as batch_op:
-        for name, _ in reversed(COLUMNS):
-            batch_op.drop_column(name)
+    for name, _ in reversed(COLUMNS):
+        op.drop_column("problem_versions", name)
