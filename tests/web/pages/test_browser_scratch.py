@@ -1,0 +1,111 @@
+"""The scratch cell in a real Chromium: a learner opens "Try your input" on 204, types a
+snippet, runs it, and sees what it printed, the tensor it returned, and the reference's answer
+to the same call beside theirs (the same with a wrong solution: "differs", with the largest
+difference); in Chinese, then in English, on a desktop and on a phone. Screenshots:
+scratch-zh.png, scratch-mismatch-zh.png, scratch-en.png, scratch-phone-en.png.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.web.factories import unique_name
+from tests.web.pages.test_browser import (
+    CORRECT,
+    JUDGED_S,
+    WRONG,
+    Site,
+    checked_page,
+    chromium,
+    ready,
+    register_via_ui,
+    serving_site,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SNIPPET = 'x = torch.randn(2, 8).bfloat16()\nprint("rows:", x.shape[0])\nm = RMSNorm(8)\nm(x)\n'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with serving_site(tmp_path_factory, JUDGE_WORKERS="1") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[Page]:
+    with checked_page(browser, site) as page:
+        yield page
+
+
+def type_into(page: Page, editor: str, code: str) -> None:
+    page.locator(f"{editor} .cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+
+
+def run_snippet(page: Page, tab: str, button: str) -> None:
+    page.get_by_role("tab", name=tab).click()
+    expect(page.get_by_test_id("scratch")).to_be_visible()
+    type_into(page, "#scratch-editor", SNIPPET)
+    page.get_by_role("button", name=button).click()
+
+
+def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, site: Site) -> None:
+    register_via_ui(page, unique_name("learner"))
+    page.goto("/problems/204")
+    ready(page)
+    assert page.locator(".cm-editor").count() == 1  # the scratch editor comes with its tab
+    type_into(page, "#editor", CORRECT)
+    page.get_by_role("tab", name="试运行").click()
+    # Prefilled from the starter: a tensor and the first entry point.
+    expect(page.locator("#scratch-editor .cm-content")).to_contain_text("RMSNorm(8)")
+    run_snippet(page, "试运行", "运行这段")
+    output = page.get_by_test_id("scratch-output")
+    expect(output.get_by_test_id("scratch-match")).to_have_text("与参考答案一致", timeout=JUDGED_S)
+    expect(output.get_by_test_id("scratch-log")).to_have_text("rows: 2\n")
+    expect(output.get_by_test_id("scratch-value")).to_contain_text("dtype=torch.bfloat16")
+    expect(output.get_by_test_id("scratch-returned")).to_contain_text("torch.bfloat16  [2, 8]")
+    call = output.get_by_test_id("scratch-call")
+    expect(call).to_contain_text("RMSNorm(8)(bfloat16[2, 8])")
+    assert (
+        call.get_by_test_id("scratch-learner").inner_text()
+        == call.get_by_test_id("scratch-reference").inner_text()
+    )
+    # Not a submission: the history stays empty.
+    assert page.request.get("/api/submissions").json() == []
+    page.get_by_test_id("results-dock").screenshot(path=site.shots / "scratch-zh.png")
+
+    # A wrong solution: the same call differs from the reference, by how much.
+    type_into(page, "#editor", WRONG)
+    page.get_by_role("button", name="运行这段").click()
+    expect(output.get_by_test_id("scratch-mismatch")).to_have_text("与参考答案不同", timeout=JUDGED_S)
+    expect(output.get_by_test_id("scratch-call")).to_contain_text("最大差值")
+    page.screenshot(path=site.shots / "scratch-mismatch-zh.png")
+
+    # In English: the same run, English words only.
+    page.get_by_test_id("language-switch").click()
+    ready(page)
+    assert page.locator("html").get_attribute("lang") == "en"
+    type_into(page, "#editor", CORRECT)
+    run_snippet(page, "Try your input", "Run this")
+    expect(output.get_by_test_id("scratch-match")).to_have_text("Same as the reference", timeout=JUDGED_S)
+    expect(output).to_contain_text("matches the reference")
+    expect(output).not_to_contain_text("参考")
+    page.screenshot(path=site.shots / "scratch-en.png")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_test_id("scratch-output").scroll_into_view_if_needed()
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
+    page.screenshot(path=site.shots / "scratch-phone-en.png")
