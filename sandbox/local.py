@@ -26,8 +26,10 @@ from pathlib import Path
 
 from sandbox.backend import Limits, Outcome, RunnerSpec
 
+# Chinese, a line break, English: a page shows the reader's line only (judge.texts.split_pair).
 UNSANDBOXED_WARNING = (
-    "本地后端不是安全沙箱 the local backend is no security boundary: submitted code runs as you"
+    "本地后端不是安全沙箱：提交的代码以你的身份运行。\n"
+    "The local backend is no security boundary: submitted code runs as you."
 )
 
 # What the runner itself needs before learner code runs: the interpreter, torch and its

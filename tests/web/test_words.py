@@ -11,7 +11,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from judge.texts import split_pair
 from judge.verdicts import Verdict, label
+from sandbox.local import UNSANDBOXED_WARNING
 from tests.web.factories import PASSWORD, bearer, make_client, make_settings, register, unique_name
 from web.language import LANGUAGE_COOKIE
 
@@ -275,3 +277,10 @@ def test_ce_means_the_code_could_not_be_loaded_in_both_languages(app: TestClient
 def test_the_role_is_administrator(app: TestClient) -> None:
     catalogs = app.app.state.platform.catalogs  # type: ignore[attr-defined]
     assert catalogs.translations("zh").gettext("Administrator") == "管理员"
+
+
+def test_a_reports_warning_reads_in_one_language() -> None:
+    # Warnings are kept as "中文\nEnglish"; the API and the pages show the reader's line.
+    warning = split_pair(UNSANDBOXED_WARNING)
+    one_language(warning.get("zh"), "zh")
+    one_language(warning.get("en"), "en")

@@ -65,8 +65,9 @@ def fail_exhausted(session: Session, max_attempts: int, notices: Notices | None 
     ).all()
     for sub in rows:
         message = (
-            f"评测失败 {sub.attempts} 次，已放弃 judging failed {sub.attempts} times "
-            "(the worker stopped each time); this is not your code's fault"
+            f"评测失败 {sub.attempts} 次（评测进程每次都中途停止），已放弃；这不是你的代码的问题。\n"
+            f"Judging failed {sub.attempts} times (the worker stopped each time); "
+            "this is not your code's fault."
         )
         _give_up(session, sub, message, worker=None, detail=message, notices=notices)
     return [s.id for s in rows]
@@ -220,7 +221,8 @@ def release(
         if sub is None:
             return
         if sub.attempts >= max_attempts:
-            message = f"评测失败 judging failed {sub.attempts} times: {why}"
+            reason = " ".join(why.split())  # one line: the message's two languages are its two lines
+            message = f"评测失败 {sub.attempts} 次：{reason}\nJudging failed {sub.attempts} times: {reason}"
             _give_up(session, sub, message, worker, why, notices)
             return
         sub.status, sub.lease_token, sub.lease_expires_at = SubmissionStatus.QUEUED, None, None

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judge.texts import Text
+from judge.texts import Text, split_pair
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # What a learner sees of a hidden case: no message (it holds expected values and indices), no
@@ -134,6 +134,7 @@ def detail(
         time_ms=report.get("time_ms"),
         cases=visible_cases(report, full, lang),
         log=log,
-        warnings=list(report.get("warnings", [])),
+        # Each warning is kept as "中文\nEnglish" (older ones in one line, shown as they are).
+        warnings=[split_pair(str(w)).get(lang) for w in report.get("warnings", [])],
         parts=[PartOut(**p) for p in report.get("parts", []) if isinstance(p, dict)],
     )

@@ -197,7 +197,8 @@ class Worker:
     def _judge(self, claimed: Claim) -> tuple[dict[str, Any], int | None]:
         problem = self.context.problems.get(claimed.problem_id)
         if problem is None:
-            message = f"题目 {claimed.problem_id} 已下线 problem {claimed.problem_id} is no longer offered"
+            pid = claimed.problem_id
+            message = f"题目 {pid} 已下线。\nProblem {pid} is no longer offered."
             return Report.system_error(claimed.problem_id, message).to_dict(), None
         key = (problem.id, problem.content_hash)
         version_id = self._version_ids.get(key)
