@@ -122,8 +122,14 @@ def test_results_beside_the_code_and_a_live_badge(page: Page, site: Site) -> Non
     expect(page.get_by_test_id("problem-status")).to_have_text("尝试过")  # live, after a Run
     assert_labels_on_one_line(page)
 
+    # From the dock's other tab (the scratch cell), Submit brings the dock back to its results.
+    other_tabs = page.locator(".dock-tabs [role=tab]:not(#tab-results)")
+    if other_tabs.count():
+        other_tabs.first.click()
+        expect(page.locator("#panel-results")).to_be_hidden()
     page.get_by_role("button", name="提交").click()
     expect(page.get_by_test_id("summary-score")).to_contain_text("100 / 100", timeout=JUDGED_S)
+    expect(page.locator("#tab-results")).to_have_attribute("aria-selected", "true")
     # The header follows the verdict without a reload.
     expect(page.get_by_test_id("problem-status")).to_have_text("已通过")
     expect(page.get_by_test_id("problem-best")).to_have_text("100")
@@ -202,8 +208,14 @@ def test_a_time_out_shows_its_time_and_the_clock_ticks_on_a_phone(page: Page, si
 def test_log_out_takes_the_drafts_with_it(page: Page, site: Site) -> None:
     name = unique_name("learner")
     register_via_ui(page, name)
+    # A draft kept before drafts had an owner is nobody's: it goes on the next page.
+    page.evaluate(
+        "() => localStorage.setItem('llm-judge:draft:204', JSON.stringify({code: '# old', synced: false}))"
+    )
     page.goto("/problems/204")
     ready(page)
+    assert editor_text(page) == STARTER
+    assert page.evaluate("() => localStorage.getItem('llm-judge:draft:204')") is None
     mine = "# my own solution, not for the next person\n" + CORRECT
     set_code(page, mine)
     # Log out at once, before the editor's save pause: the edit still reaches the server.
