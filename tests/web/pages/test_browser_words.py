@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.web.factories import unique_name
 from tests.web.pages.test_browser import (
@@ -25,8 +25,8 @@ from tests.web.pages.test_browser import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-DESKTOP = {"width": 1366, "height": 900}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1366, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SECRET = "a-password-nobody-keeps"
 # Every write of the carried-over fields, recorded where a reload cannot wipe it (window.name
