@@ -143,8 +143,8 @@ def test_completion_knows_self_attributes_and_imports(browser: Browser, site: Si
 
 
 def test_ctrl_f_opens_search_in_the_page_language(browser: Browser, site: Site) -> None:
-    for lang, find in (("zh", "查找"), ("en", "Find")):
-        with opened(browser, site, "/problems/204", lang=lang) as page:
+    for lang, find, viewport in (("zh", "查找", DESKTOP), ("en", "Find", PHONE)):
+        with opened(browser, site, "/problems/204", lang, viewport) as page:
             ready(page)
             page.locator(".cm-content").click()
             page.keyboard.press("Control+F")
@@ -186,7 +186,8 @@ LUMINANCE = """(css) => {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }"""
 
-# Text on its background (the nearest ancestor with an opaque one): WCAG contrast ratios.
+# Text on its background (the nearest ancestor with an opaque one): WCAG contrast ratios, for
+# the first element of each selector that is on screen.
 CONTRASTS = """(selectors) => {
   const lum = LUMINANCE;
   const bg = (el) => {
@@ -198,7 +199,7 @@ CONTRASTS = """(selectors) => {
   };
   const out = {};
   for (const sel of selectors) {
-    const el = document.querySelector(sel);
+    const el = [...document.querySelectorAll(sel)].find((e) => e.checkVisibility() && e.type !== 'hidden');
     if (!el) continue;
     const a = lum(getComputedStyle(el).color), b = lum(bg(el));
     out[sel] = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
@@ -222,6 +223,9 @@ READABLE = (
     ".cm-content",
     ".cm-gutters",
     ".tag",
+    "label",
+    "input",
+    ".help",
 )
 
 
@@ -258,12 +262,12 @@ def test_dark_theme_follows_the_system(browser: Browser, site: Site, lang: str) 
             low = unreadable(page)
             assert not low, f"text below 4.5:1 on its background in the dark theme: {low}"
             page.screenshot(path=site.shots / f"dark-problem-{lang}-{name}.png", full_page=name == "desktop")
-        if name == "desktop":
-            with opened(browser, site, "/problems", lang, viewport, "dark") as page:
-                ready(page)
-                low = unreadable(page)
-                assert not low, f"/problems below 4.5:1 in the dark theme: {low}"
-                page.screenshot(path=site.shots / f"dark-problems-{lang}.png")
+    for path in ("/problems", "/login"):
+        with opened(browser, site, path, lang, DESKTOP, "dark") as page:
+            ready(page)
+            low = unreadable(page)
+            assert not low, f"{path} below 4.5:1 in the dark theme: {low}"
+            page.screenshot(path=site.shots / f"dark-{path.strip('/')}-{lang}.png")
 
 
 RESULTS_READABLE = (

@@ -48,6 +48,10 @@ def kind_of(value: object) -> str:
 
 
 def from_torch(value: object) -> bool:
+    kind = type(value).__module__
+    plain = not (inspect.isclass(value) or callable(value) or isinstance(value, types.ModuleType))
+    if isinstance(value, bool | str | dict | list | tuple) or kind == "typing" or (plain and "._" in kind):
+        return False  # flags, docstring fragments, type aliases, internals: not for a solution
     if isinstance(value, types.ModuleType):
         return value.__name__.startswith("torch")
     if inspect.isclass(value) or inspect.isfunction(value):
