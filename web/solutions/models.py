@@ -11,8 +11,8 @@ from web.db import Base, UTCDateTime, utcnow
 
 
 class ReferenceTiming(Base):
-    """How long reference.py took on each case of one package version, in the sandbox that
-    judges learners (the trusted run whose observations their outputs are compared with).
+    """How long reference.py took on each case of one package version, judged as a learner's
+    Submit is, in the sandbox that judges learners (web.solutions.service.measure_reference).
 
     Kept so that the comparison a learner sees after AC stays the same numbers for the life
     of a version, whichever process shows it and however often the judge's cache is cleared."""

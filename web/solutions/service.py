@@ -1,25 +1,33 @@
 """What a learner may read once they have solved a problem: its solutions, why each is right,
 and their own accepted submission's time beside the reference's.
 
-The reference's time is the trusted run's (judge.expected): the same sandbox, runtime and case
-inputs the learner's code was judged with, timed the same way inside the runner. It is kept
-per package version in `reference_timings` the first time someone asks, so every later reader
-of that version sees the same numbers.
+The reference's time is measured the way a learner's is: reference.py judged as a Submit, in
+this process's judge (same backend, runner mode, limits and cases), alone in its runner, not
+inside the trusted run (which shares its process with the wrong solutions and, on a cold cache,
+runs beside a learner's judgement). One run's times swing by the first call of each torch
+kernel, so it is judged MEASUREMENTS times and each case keeps its median. That is done once
+per package version and runtime and kept in `reference_timings`, so every later reader of the
+version sees the same numbers.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import statistics
+import threading
 
 from pydantic import BaseModel
 from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from judge.expected import ExpectedStore
+from judge.grading import judge_source
 from judge.package import Problem
 from judge.solutions import Solution, read_solutions
 from judge.verdicts import Verdict
+from sandbox.backend import Backend
 from web.auth.models import User
 from web.errors import N_, ApiError, not_found
 from web.platform import Platform
@@ -28,6 +36,11 @@ from web.solutions.models import ReferenceTiming
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
 log = logging.getLogger(__name__)
+
+MEASUREMENTS = 3
+# One measurement at a time per process: two readers of a new version wait for one another
+# rather than judge the reference twice over (the table's unique key stops a second process).
+_measuring = threading.Lock()
 
 
 class SolutionOut(BaseModel):
@@ -169,10 +182,9 @@ def reference_timing(
 ) -> tuple[str, dict[str, float]] | None:
     """(backend, case -> ms) of the reference on package version `version_id`, or None.
 
-    Measured in this process's judge: the trusted run of the loaded package, which the judge
-    has usually cached on disk already (it made it to judge the learner). Only the loaded
-    version can be measured; an older one has a time only if it was measured while current.
-    A process that judges nothing shows what was measured before.
+    Measured here the first time (`measure_reference`). Only the loaded version can be
+    measured; an older one has a time only if it was measured while it was current. A process
+    that judges nothing shows what a judging one measured.
     """
     judge = platform.judge
     rows = select(ReferenceTiming).where(ReferenceTiming.problem_version_id == version_id)
@@ -180,7 +192,8 @@ def reference_timing(
         row = db.scalar(rows.order_by(ReferenceTiming.id.desc()).limit(1))
         return (row.backend, row.cases) if row is not None else None
     runtime = runtime_key(judge.backend.runtime_id())
-    row = db.scalar(rows.where(ReferenceTiming.runtime == runtime))
+    mine = rows.where(ReferenceTiming.runtime == runtime)
+    row = db.scalar(mine)
     if row is not None:
         return row.backend, row.cases
     current = db.scalar(
@@ -190,15 +203,41 @@ def reference_timing(
     )
     if current != version_id:
         return None
-    expected = judge.store.get(problem, judge.backend)
-    cases = {name: round(run.time_ms, 3) for name, run in expected.reference.cases.items()}
-    backend = judge.backend.name
-    db.add(ReferenceTiming(problem_version_id=version_id, runtime=runtime, backend=backend, cases=cases))
-    try:
-        db.commit()
-    except IntegrityError:  # another request measured it first: show theirs, as everyone will
-        db.rollback()
-        row = db.scalar(rows.where(ReferenceTiming.runtime == runtime))
+    db.rollback()  # hold no transaction (nor, on SQLite, a read lock) while the judge runs
+    with _measuring:
+        row = db.scalar(mine)
         if row is not None:
             return row.backend, row.cases
-    return backend, cases
+        cases = measure_reference(problem, judge.backend, judge.store, judge.startup_s)
+        if cases is None:
+            return None
+        backend = judge.backend.name
+        db.add(ReferenceTiming(problem_version_id=version_id, runtime=runtime, backend=backend, cases=cases))
+        try:
+            db.commit()
+        except IntegrityError:  # another process measured it first: show theirs, as everyone will
+            db.rollback()
+            row = db.scalar(mine)
+            if row is not None:
+                return row.backend, row.cases
+        return backend, cases
+
+
+def measure_reference(
+    problem: Problem, backend: Backend, store: ExpectedStore, startup_s: float
+) -> dict[str, float] | None:
+    """Each case's median time of reference.py judged MEASUREMENTS times as a learner's Submit
+    (with the reference parts), or None if it is not accepted (a broken package: nothing to show)."""
+    source = problem.reference.source()
+    parts = problem.reference_parts()
+    runs = [
+        judge_source(problem, source, backend, store, "all", startup_s, parts) for _ in range(MEASUREMENTS)
+    ]
+    if any(r.verdict != Verdict.AC for r in runs):
+        log.warning("problem %s: the reference is not accepted when judged; no time to compare", problem.id)
+        return None
+    times: dict[str, list[float]] = {}
+    for run in runs:
+        for case in run.cases:
+            times.setdefault(case.name, []).append(case.time_ms)
+    return {name: round(statistics.median(ms), 3) for name, ms in times.items()}
