@@ -16,6 +16,9 @@ solutions/accepted, fp64 inside, and x - x.logsumexp(dim) with the tensor method
   4.2e-3 off, so the default fp32 tolerance.
 - Gradients (GRAD): correct ones differ by at most 9.8e-7 relative / 1.7e-8 absolute, 6% of
   rtol 1e-5, atol 1e-7; the gradients themselves are of order 1 / (counted tokens).
+- cross_entropy_3d's "masked" loss (a quarter of each row at -inf, never the target): the
+  accepted ones agree within 1 fp32 ulp; a one-hot *product* gives NaN (0 * -inf), which the
+  earlier cases never showed, so that formulation is in solutions/wrong now.
 - The all-ignored loss is NaN by definition; exact() also pins the dtype and 0-dim shape.
 - softmax_backward (default fp32 tolerance): the gradients of the three accepted solutions,
   fp64 inside and the logsumexp tensor method differ by at most 2.4e-7 on values up to 1.9
@@ -187,11 +190,19 @@ def cross_entropy_ignore_index(impl, rng):
 
 @case(points=6)
 def cross_entropy_3d(impl, rng):
-    """(B, T, V) 的 logits 与 (B, T) 的标签，含填充；以及数值很大的 logits /
-    (B, T, V) logits with (B, T) targets and padding; and very large logits"""
+    """(B, T, V) 的 logits 与 (B, T) 的标签，含填充；数值很大的 logits；以及被屏蔽为 -inf 的非目标词 /
+    (B, T, V) logits with (B, T) targets and padding; very large logits; non-target entries masked to -inf"""
     logits = rng.normal(2, 7, 40, std=2.0)
     t = _targets(rng, (2, 7), 40, ignore_frac=0.3)
-    return {"loss": impl.cross_entropy(logits, t), "large": impl.cross_entropy(logits * 150.0, t)}
+    # A quarter of the vocabulary masked (as a constrained decoder does), never a row's target:
+    # the masked entries must add exactly nothing, and 0 * -inf in a one-hot sum would be NaN.
+    hit = t.clamp(min=0).unsqueeze(-1)
+    masked = logits.masked_fill(rng.uniform(2, 7, 40) < 0.25, float("-inf")).scatter(-1, hit, logits.gather(-1, hit))
+    return {
+        "loss": impl.cross_entropy(logits, t),
+        "large": impl.cross_entropy(logits * 150.0, t),
+        "masked": impl.cross_entropy(masked, t),
+    }
 
 
 @case(points=5)

@@ -1,4 +1,8 @@
-"""amax shift, reciprocal of the sum, one-hot dot product for the NLL, explicit count."""
+"""你用 one-hot 向量点乘全部对数概率来取目标的 -log p：被屏蔽的词对数概率是 -inf，而 0 × (-inf) 是 NaN，
+整个损失就成了 NaN。只取目标位置的那一个对数概率（gather 或索引），被屏蔽的词就根本不参与计算。
+You take the target's -log p as a one-hot dot product with every log-probability: a masked entry's
+log-probability is -inf, and 0 * (-inf) is NaN, so the whole loss becomes NaN. Pick the target's
+log-probability alone (gather or indexing) and masked entries never enter the sum."""
 
 import torch
 
