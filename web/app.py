@@ -15,13 +15,13 @@ from sqlalchemy import text
 
 import judge
 from web.admin.router import router as admin_router
-from web.apidocs import install_api_docs
 from web.auth.router import router as auth_router
 from web.bodylimit import BodyCaps, BodyLimit
 from web.course.router import router as course_router
 from web.deps import PlatformDep, client_address
 from web.drafts.router import router as drafts_router
 from web.errors import N_, ApiError, install_error_handlers
+from web.pages.apidocs import install_api_docs
 from web.pages.errors import error_page
 from web.pages.router import router as pages_router
 from web.pages.templating import STATIC_DIR
@@ -74,7 +74,7 @@ def create_app(
         description="手写大模型的在线评测 · an online judge for hand-written LLM parts",
         version="1",
         lifespan=lifespan,
-        # /docs is served from the project's own Swagger UI (web.apidocs), not from a CDN.
+        # /docs is served from the project's own Swagger UI (web.pages.apidocs), not from a CDN.
         docs_url=None,
         redoc_url=None,
     )

@@ -22,7 +22,7 @@ await build({
   logLevel: "warning",
 });
 
-// /docs (web/apidocs.py) runs Swagger UI from these copies, not from a CDN: the page works
+// /docs (web/pages/apidocs.py) runs Swagger UI from these copies, not from a CDN: the page works
 // offline and under the site's Content-Security-Policy.
 const swagger = path.join(here, "node_modules", "swagger-ui-dist");
 await mkdir(path.join(dist, "swagger"), { recursive: true });
