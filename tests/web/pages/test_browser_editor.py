@@ -262,6 +262,9 @@ def test_dark_theme_follows_the_system(browser: Browser, site: Site, lang: str) 
             low = unreadable(page)
             assert not low, f"text below 4.5:1 on its background in the dark theme: {low}"
             page.screenshot(path=site.shots / f"dark-problem-{lang}-{name}.png", full_page=name == "desktop")
+            code = page.locator(".statement .highlight").first
+            code.scroll_into_view_if_needed()
+            code.screenshot(path=site.shots / f"dark-statement-code-{lang}-{name}.png")
     for path in ("/problems", "/login"):
         with opened(browser, site, path, lang, DESKTOP, "dark") as page:
             ready(page)
@@ -307,6 +310,8 @@ def test_light_theme_stays_light_and_readable(browser: Browser, site: Site) -> N
         low = unreadable(page)
         assert not low, f"text below 4.5:1 in the light theme: {low}"
         page.screenshot(path=site.shots / "light-problem-zh.png")
+        code = page.locator(".statement .highlight").first
+        code.screenshot(path=site.shots / "light-statement-code-zh.png")
 
 
 def test_docs_render_with_no_network(browser: Browser, site: Site) -> None:
