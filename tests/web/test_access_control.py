@@ -136,6 +136,10 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/me/scores"): Rule(401, 200, "the caller's own scores"),
     ("GET", "/api/problems"): Rule(200, 200, "public problems; best_score is the caller's own"),
     ("GET", "/api/problems/{problem_id}"): Rule(200, 200, "a public problem; best_score is the caller's"),
+    ("GET", "/api/course"): Rule(200, 200, "the public course map; the progress is the caller's own"),
+    ("GET", "/api/course/problems/{problem_id}"): Rule(
+        200, 200, "a public problem's chapter, prerequisites and next; solved is the caller's own"
+    ),
     ("POST", "/api/submissions"): Rule(401, 202, "submits the caller's own code", _b_code),
     ("GET", "/api/submissions"): Rule(401, 200, "the caller's own submissions only"),
     ("GET", "/api/submissions/{submission_id}"): Rule(401, 404, "A's submission is not found for B"),
