@@ -5,9 +5,9 @@ The reference's time is measured the way a learner's is: reference.py judged as 
 this process's judge (same backend, runner mode, limits and cases), alone in its runner, not
 inside the trusted run (which shares its process with the wrong solutions and, on a cold cache,
 runs beside a learner's judgement). One run's times swing by the first call of each torch
-kernel, so it is judged MEASUREMENTS times and each case keeps its median. That is done once
-per package version and runtime and kept in `reference_timings`, so every later reader of the
-version sees the same numbers.
+kernel, so it is judged MEASUREMENTS times (fewer for a long one) and each case keeps its
+median. That is done once per package version and runtime and kept in `reference_timings`, so
+every later reader of the version sees the same numbers.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import hashlib
 import logging
 import statistics
 import threading
+import time
 
 from pydantic import BaseModel
 from sqlalchemy import exists, select
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session
 from judge.expected import ExpectedStore
 from judge.grading import judge_source
 from judge.package import Problem
+from judge.report import Report
 from judge.solutions import Solution, read_solutions
 from judge.verdicts import Verdict
 from sandbox.backend import Backend
@@ -38,6 +40,9 @@ from web.submissions.models import Mode, Submission, SubmissionStatus
 log = logging.getLogger(__name__)
 
 MEASUREMENTS = 3
+# A long reference (217, the whole model) varies less from run to run and costs more to judge:
+# no new run starts once this much time went into measuring.
+MEASURING_BUDGET_S = 10.0
 # One measurement at a time per process: two readers of a new version wait for one another
 # rather than judge the reference twice over (the table's unique key stops a second process).
 _measuring = threading.Lock()
@@ -226,13 +231,15 @@ def reference_timing(
 def measure_reference(
     problem: Problem, backend: Backend, store: ExpectedStore, startup_s: float
 ) -> dict[str, float] | None:
-    """Each case's median time of reference.py judged MEASUREMENTS times as a learner's Submit
-    (with the reference parts), or None if it is not accepted (a broken package: nothing to show)."""
+    """Each case's median time of reference.py judged as a learner's Submit (with the reference
+    parts) MEASUREMENTS times, or fewer within MEASURING_BUDGET_S; None if it is not accepted (a
+    broken package: nothing to compare with)."""
     source = problem.reference.source()
     parts = problem.reference_parts()
-    runs = [
-        judge_source(problem, source, backend, store, "all", startup_s, parts) for _ in range(MEASUREMENTS)
-    ]
+    runs: list[Report] = []
+    started = time.monotonic()
+    while len(runs) < MEASUREMENTS and (not runs or time.monotonic() - started < MEASURING_BUDGET_S):
+        runs.append(judge_source(problem, source, backend, store, "all", startup_s, parts))
     if any(r.verdict != Verdict.AC for r in runs):
         log.warning("problem %s: the reference is not accepted when judged; no time to compare", problem.id)
         return None
