@@ -43,6 +43,7 @@ def grade_solution(
         got = run.cases.get(c.name)
         if load_failure is not None:
             r.verdict, r.message = load_failure
+            r.ran = False
         elif got is None:
             if stop is None:
                 r.verdict, r.message = (
@@ -57,6 +58,7 @@ def grade_solution(
             else:
                 r.verdict = stop.verdict
                 r.message = msg("not_run", case=stopped_at)
+                r.ran = False
         else:
             r.time_ms = got.time_ms
             ref = expected.reference.cases.get(c.name)
@@ -217,7 +219,15 @@ def _every_case(cases: list[Case], verdict: Verdict, message: Text) -> list[Case
     """One verdict for the whole submission, when nothing was run case by case."""
     return [
         CaseResult(
-            c.name, c.public, verdict, 0, c.points, 0.0, message, description=split_pair(c.description)
+            c.name,
+            c.public,
+            verdict,
+            0,
+            c.points,
+            0.0,
+            message,
+            description=split_pair(c.description),
+            ran=False,
         )
         for c in cases
     ]

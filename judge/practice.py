@@ -349,6 +349,7 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
                 same(c.get("message") or ""),
                 same(c.get("hint") or ""),
                 description=same(c.get("description") or ""),
+                ran=bool(c.get("ran", True)),
             )
             for c in sub["cases"]
         ],

@@ -28,6 +28,9 @@ class CaseResult:
     diagnoses: list[Diagnosis] = field(default_factory=list)
     # A failing tensor of a public case as a small grid of error / tolerance (judge.errormap).
     error_map: dict[str, Any] | None = None
+    # False when the case never ran (the run stopped before it, or the module did not load):
+    # its time_ms is then 0 by construction and is shown as "—", not as a measured time.
+    ran: bool = True
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         """`lang` None keeps both languages (what is stored); "zh" or "en" gives that one only."""
@@ -42,6 +45,7 @@ class CaseResult:
             "score": self.score,
             "max_score": self.max_score,
             "time_ms": self.time_ms,
+            "ran": self.ran,
             "message": pick(self.message),
             "hint": pick(self.hint),
             "description": pick(self.description),

@@ -59,3 +59,12 @@ def test_a_time_out_reads_about_the_limit(tmp_path: Path, store: ExpectedStore) 
     assert slow.verdict == Verdict.TLE
     assert 1400 <= slow.time_ms < 1500 + 2000, slow.time_ms  # the limit, plus scheduling slack
     assert report.time_ms >= 1400
+    assert fast.ran and slow.ran  # both ran: their times are measured, shown as times
+
+
+@pytest.mark.slow
+def test_cases_that_never_ran_say_so_instead_of_zero_ms(tmp_path: Path, store: ExpectedStore) -> None:
+    pkg = make_package(tmp_path)
+    report = judge(pkg, "def f(x:\n", store)  # does not load: no case runs
+    assert report.cases and all(not c.ran for c in report.cases)
+    assert all(c["ran"] is False for c in report.to_dict()["cases"])

@@ -12,7 +12,7 @@ from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # What a learner sees of a hidden case: no message (it holds expected values and indices), no
 # picture of the error, and diagnoses by kind only (their sentences name shapes and indices).
-HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "time_ms")
+HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "time_ms", "ran")
 
 
 class DiagnosisOut(BaseModel):
@@ -28,6 +28,7 @@ class CaseOut(BaseModel):
     score: int
     max_score: int
     time_ms: float
+    ran: bool = True  # False: the case never ran, so time_ms is 0 by construction, not measured
     message: str | None = None
     hint: str | None = None
     description: str | None = None

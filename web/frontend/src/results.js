@@ -184,7 +184,7 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
         h("th", { scope: "row" }, c.name, c.public ? null : h("span", { class: "tag hidden-tag" }, t("hidden"))),
         h("td", {}, badge(c.verdict), " ", h("span", { class: "verdict-text" }, verdictLabel(c.verdict))),
         isRun ? null : h("td", { class: "num" }, `${c.score} / ${c.max_score}`),
-        h("td", { class: "num" }, ms(c.time_ms)))
+        h("td", { class: "num" }, c.ran === false ? "—" : ms(c.time_ms)))
     );
     const detail = caseDetail(c);
     if (detail.length) rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: columns }, detail)));
