@@ -140,6 +140,25 @@ def test_completion_knows_self_attributes_and_imports(browser: Browser, site: Si
         page.keyboard.type("self.weight_scale = 1\n")
         page.keyboard.type("self.weight_s")
         expect(page.locator(".cm-tooltip-autocomplete li[aria-selected]")).to_have_text("weight_scale")
+        # Python's own: the names the code defines, keywords and builtins (lang-python's sources).
+        page.keyboard.press("Escape")
+        set_code(page, "def rotate_half(x):\n    return x\n\n\n")
+        page.keyboard.type("rotate_h")
+        expect(page.locator(".cm-tooltip-autocomplete li[aria-selected]")).to_have_text("rotate_half")
+        page.keyboard.press("Escape")
+        page.keyboard.press("Enter")
+        page.keyboard.type("isinst")
+        expect(page.locator(".cm-tooltip-autocomplete")).to_contain_text("isinstance")
+        page.keyboard.press("Escape")
+        page.keyboard.press("Enter")
+        page.keyboard.type("lambd")
+        expect(page.locator(".cm-tooltip-autocomplete")).to_contain_text("lambda")
+        # A keyword typed in full offers nothing more: Enter after `pass` is a new line.
+        page.keyboard.press("Escape")
+        page.keyboard.press("Enter")
+        page.keyboard.type("pass")
+        accept(page, "Enter")
+        assert editor_text(page).endswith("pass\n")
 
 
 def test_ctrl_f_opens_search_in_the_page_language(browser: Browser, site: Site) -> None:

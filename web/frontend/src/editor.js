@@ -29,7 +29,7 @@ import {
 } from "@codemirror/view";
 import { t } from "./i18n.js";
 import { darkEditor, prefersDark } from "./editor_theme.js";
-import { torchCompletions } from "./torch_complete.js";
+import { pythonKeywords, torchCompletions } from "./torch_complete.js";
 
 const setErrorLine = StateEffect.define();
 
@@ -114,8 +114,8 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, readOnly 
     extensions.push(
       closeBrackets(),
       // Python's own sources (keywords, builtins, the document's names) come with python();
-      // torch's modules and tensor methods are added beside them.
-      EditorState.languageData.of(() => [{ autocomplete: torchCompletions }]),
+      // torch's modules and tensor methods, and the other keywords, are added beside them.
+      EditorState.languageData.of(() => [{ autocomplete: torchCompletions }, { autocomplete: pythonKeywords }]),
       autocompletion({ icons: false }),
       keymap.of([
         ...closeBracketsKeymap,

@@ -1,4 +1,5 @@
-// Completion of torch names after a dot: `torch.`, `torch.nn.`, `F.` (and whatever the code
+// Python's keywords (lang-python completes builtins, the code's own names and a few keyword
+// snippets) and completion of torch names after a dot: `torch.`, `torch.nn.`, `F.` (and whatever the code
 // imports under another name), a tensor's methods after any other expression, an nn.Module's
 // members and the attributes the code sets after `self.`. The names are torch's own, listed
 // by tools/torch_names.py into torch_names.json, so nothing is looked up at run time.
@@ -75,4 +76,23 @@ export function torchCompletions(context) {
   const options = dotted ? membersOf(dotted[2], text) : optionsOf("Tensor", names.classes.Tensor);
   if (!options) return null;
   return { from: context.pos - partial.length, options, validFor: /^\w*$/ };
+}
+
+// Python's keywords that lang-python offers neither as globals nor as snippets (def, for, if...).
+const KEYWORDS = (
+  "and as assert async await break continue del elif else except finally global in is lambda " +
+  "nonlocal not or pass raise return with yield match case"
+).split(" ").map((label) => ({ label, type: "keyword" }));
+
+export function pythonKeywords(context) {
+  const word = context.matchBefore(/\w+$/);
+  if (!word && !context.explicit) return null;
+  const node = syntaxTree(context.state).resolveInner(context.pos, -1);
+  if (NO_COMPLETION.has(node.name)) return null;
+  const from = word ? word.from : context.pos;
+  if (context.state.sliceDoc(from - 1, from) === ".") return null; // an attribute, not a keyword
+  // Not the keyword already typed in full: `pass` then Enter must make a new line, not accept
+  // `pass` (hence no validFor either: the list is made again at each keystroke).
+  const typed = word ? word.text : "";
+  return { from, options: KEYWORDS.filter((option) => option.label !== typed) };
 }
