@@ -215,10 +215,17 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     ("POST", "/api/auth/login"): lambda name: {"username": name, "password": PASSWORD},
     ("POST", "/api/me/tokens"): lambda _name: {"name": "edge"},
     ("POST", "/api/submissions"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "mode": "run"},
+    ("POST", "/api/scratch"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "snippet": "1 + 1\n"},
 }
 # Error codes of callers refused before their input is read: who they are decides, not what they sent.
 REFUSED = {"login_required", "admin_only"}
-PATH_DEFAULTS = {"submission_id": "1", "token_id": "1", "problem_id": "204", "validation_id": "1"}
+PATH_DEFAULTS = {
+    "submission_id": "1",
+    "token_id": "1",
+    "problem_id": "204",
+    "validation_id": "1",
+    "scratch_id": "1",
+}
 
 
 def _in_path(value: Any) -> str | None:
