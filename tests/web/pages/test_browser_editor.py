@@ -140,6 +140,9 @@ def test_completion_knows_self_attributes_and_imports(browser: Browser, site: Si
         page.keyboard.type("self.weight_scale = 1\n")
         page.keyboard.type("self.weight_s")
         expect(page.locator(".cm-tooltip-autocomplete li[aria-selected]")).to_have_text("weight_scale")
+        page.keyboard.type("cale + x.T")  # both typed in full: Enter then makes a new line
+        accept(page, "Enter")
+        assert editor_text(page).rstrip(" ").endswith("self.weight_scale + x.T\n")
         # Python's own: the names the code defines, keywords and builtins (lang-python's sources).
         page.keyboard.press("Escape")
         set_code(page, "def rotate_half(x):\n    return x\n\n\n")

@@ -74,8 +74,10 @@ export function torchCompletions(context) {
   const partial = dotted ? dotted[3] : afterCall[1];
   const text = context.state.doc.toString();
   const options = dotted ? membersOf(dotted[2], text) : optionsOf("Tensor", names.classes.Tensor);
-  if (!options) return null;
-  return { from: context.pos - partial.length, options, validFor: /^\w*$/ };
+  // A name typed in full ends the list: Enter after `self.weight` or `x.T` is a new line, not a
+  // completion of something else that matches (hence no validFor: made again per keystroke).
+  if (!options || options.some((option) => option.label === partial)) return null;
+  return { from: context.pos - partial.length, options };
 }
 
 // Python's keywords that lang-python offers neither as globals nor as snippets (def, for, if...).
@@ -91,8 +93,8 @@ export function pythonKeywords(context) {
   if (NO_COMPLETION.has(node.name)) return null;
   const from = word ? word.from : context.pos;
   if (context.state.sliceDoc(from - 1, from) === ".") return null; // an attribute, not a keyword
-  // Not the keyword already typed in full: `pass` then Enter must make a new line, not accept
-  // `pass` (hence no validFor either: the list is made again at each keystroke).
+  // As above: `pass` typed in full, then Enter, is a new line.
   const typed = word ? word.text : "";
-  return { from, options: KEYWORDS.filter((option) => option.label !== typed) };
+  if (KEYWORDS.some((option) => option.label === typed)) return null;
+  return { from, options: KEYWORDS };
 }
