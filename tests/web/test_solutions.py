@@ -85,6 +85,8 @@ def test_solutions_open_after_an_accepted_submit_only(
         assert timing["yours_ms"] == round(sum(yours.values()), 1)
         assert timing["reference_ms"] == round(sum(c["reference_ms"] for c in timing["cases"]), 1)
         assert timing["ratio"] == round(timing["yours_ms"] / timing["reference_ms"], 2)
+        ratios = sorted(c["yours_ms"] / c["reference_ms"] for c in timing["cases"])
+        assert timing["typical_ratio"] == round((ratios[0] + ratios[1]) / 2, 2)  # two cases: their mean
 
         # Measured once per version: a later reader, and a later accepted submit, get the same
         # reference numbers, from one stored row.

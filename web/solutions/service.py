@@ -69,6 +69,9 @@ class Timing(BaseModel):
     yours_ms: float
     reference_ms: float
     ratio: float | None  # yours / reference; None when the reference took no measurable time
+    # The median over cases of yours / reference: a total is swayed by one slow first call, a
+    # typical case is not.
+    typical_ratio: float | None
     cases: list[CaseTime]
 
 
@@ -166,6 +169,7 @@ def timing(
     ]
     if not cases:
         return None
+    ratios = [c.yours_ms / c.reference_ms for c in cases if c.reference_ms > 0]
     yours = round(sum(c.yours_ms for c in cases), 1)
     ref = round(sum(c.reference_ms for c in cases), 1)
     return Timing(
@@ -174,6 +178,7 @@ def timing(
         yours_ms=yours,
         reference_ms=ref,
         ratio=round(yours / ref, 2) if ref > 0 else None,
+        typical_ratio=round(statistics.median(ratios), 2) if ratios else None,
         cases=cases,
     )
 

@@ -91,6 +91,9 @@ def test_the_solutions_open_after_the_learners_own_ac(page: Page, site: Site) ->
     expect(page.get_by_test_id("solutions-locked")).to_be_hidden()
     notes_shown(page, "zh")
     expect(page.get_by_test_id("solutions-timing")).to_contain_text("参考实现")
+    expect(page.get_by_test_id("typical-ratio")).to_have_text(
+        re.compile(r"典型用例（中位数）上，你的代码用时是参考实现的 [0-9.]+ 倍。")
+    )
     assert page.request.get("/api/problems/204/solutions").status == 200
     shoot(page, site, "solutions-zh.png")
 

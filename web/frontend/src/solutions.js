@@ -31,6 +31,8 @@ function timingBlock(timing) {
   return h("section", { class: "solutions-timing", "data-testid": "solutions-timing" },
     h("p", {}, h("strong", {}, timingLine(timing)), " ",
       h("a", { href: `/submissions/${timing.submission_id}` }, t("Submission {id}", { id: timing.submission_id }))),
+    timing.typical_ratio === null ? "" : h("p", { "data-testid": "typical-ratio" },
+      t("On a typical case (the median) your code takes {ratio}× the reference's time.", { ratio: timing.typical_ratio.toFixed(1) })),
     h("p", { class: "help" }, t("Both timed inside the same sandbox on the same cases, start-up excluded; a few milliseconds either way are noise.")),
     h("details", {},
       h("summary", {}, t("Time per case")),
@@ -104,12 +106,14 @@ export function initSolutions(data) {
     after?.querySelector(".solutions-after")?.remove();
     if (!sub || sub.mode !== "submit" || sub.verdict !== "AC") return;
     setOpen(true);
+    // The link at once; the times once they are in (the first reader of a version waits for
+    // the reference to be measured).
+    const line = h("p", { class: "solutions-after", "data-testid": "solutions-after" },
+      h("button", { class: "link-button", onclick: () => (tab.click(), tab.focus()) }, t("Read the solutions")));
+    after?.append(line);
     const body = await load(sub.id);
-    if (!after) return;
-    const timing = body && body.timing;
-    after.querySelector(".solutions-after")?.remove();
-    after.append(h("p", { class: "solutions-after", "data-testid": "solutions-after" },
-      timing ? [h("span", { "data-testid": "timing-line" }, timingLine(timing)), " · "] : "",
-      h("button", { class: "link-button", onclick: () => (tab.click(), tab.focus()) }, t("Read the solutions"))));
+    if (body && body.timing && line.isConnected) {
+      line.prepend(h("span", { "data-testid": "timing-line" }, timingLine(body.timing)), " · ");
+    }
   });
 }
