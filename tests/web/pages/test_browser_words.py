@@ -111,6 +111,15 @@ def test_the_language_switch_keeps_what_was_typed_but_never_a_password(page: Pag
     assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
     expect(page.locator("#token-name")).to_have_value("my-desk")
 
+    # Dates read one way, whoever wrote them: the script's new row and the server's page.
+    page.get_by_role("button", name="创建令牌").click()
+    expect(page.get_by_test_id("token-value")).not_to_be_empty()
+    one_format = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d$")
+    expect(page.locator("#tokens time").first).to_have_text(one_format)
+    page.reload()
+    ready(page)
+    expect(page.locator("#tokens time").first).to_have_text(one_format)
+
 
 def test_log_out_stays_on_a_page_a_visitor_may_read(page: Page) -> None:
     register(page, unique_name("words"))
