@@ -37,6 +37,7 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     # Starting with <pre tells markdown-it to use this as the whole block.
     return f'<pre class="highlight"><code class="language-{css_lang}">{body}</code></pre>'
 
+
 # When the system prefers dark (web/frontend/src/theme.css darkens the page): a dark style whose
 # rules outrank the light style's (:root), whose token colours are reset where it has none.
 DARK_HIGHLIGHT_CSS = (

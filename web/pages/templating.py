@@ -30,7 +30,6 @@ STATIC_DIR = WEB_DIR / "static"
 DIST_DIR = STATIC_DIR / "dist"
 
 
-
 def content_security_policy(script_src: str = "'self'") -> str:
     """Pages run only our own bundle. KaTeX (and Swagger UI on /docs) set inline styles, hence
     'unsafe-inline' for styles only; scripts, fonts and data come from this origin alone (/docs
