@@ -186,6 +186,13 @@ class Problem:
                 f"{root}: chapter {self.spec.chapter!r} is not a chapter number of "
                 f"{self.root.parent / 'course.toml'} ({numbers})"
             )
+        if self.course is not None:
+            # In a course the prerequisites are its problems: a misspelt id would vanish quietly.
+            unknown = [
+                p for p in self.spec.prerequisites if not any(self.root.parent.glob(f"{p}-*/problem.toml"))
+            ]
+            if unknown:
+                raise PackageError(f"{root}: prerequisites name no problem beside it: {', '.join(unknown)}")
 
     @property
     def id(self) -> str:

@@ -77,10 +77,15 @@ def write_course(root: Path, body: str) -> Path:
 COURSE = '[[chapter]]\nnumber = 1\nzh = "加倍"\nen = "Doubling"\n'
 
 
+def join_chapter_one(pkg: Path) -> Path:
+    """A factory package (chapter "tests") moved into chapter 01 of COURSE."""
+    (pkg / "problem.toml").write_text((pkg / "problem.toml").read_text().replace('"tests"', '"01"'))
+    return pkg
+
+
 def test_a_package_in_a_course_names_a_chapter_number_of_it(tmp_path: Path) -> None:
     write_course(tmp_path, COURSE)
-    ok = make_package(tmp_path, problem_id="901")
-    (ok / "problem.toml").write_text((ok / "problem.toml").read_text().replace('"tests"', '"01"'))
+    ok = join_chapter_one(make_package(tmp_path, problem_id="901"))
     chapter = Problem(ok).chapter
     assert (chapter.number, chapter.zh, chapter.en, chapter.label) == (1, "加倍", "Doubling", "01 加倍")
     stray = make_package(tmp_path, problem_id="902", slug="stray")
@@ -119,3 +124,15 @@ def test_a_problem_is_not_its_own_prerequisite(tmp_path: Path) -> None:
     again = make_package(tmp_path / "b", extra_toml='prerequisites = ["203", "203"]')
     with pytest.raises(PackageError, match="must not repeat"):
         Problem(again)
+
+
+def test_in_a_course_a_prerequisite_names_a_problem_of_it(tmp_path: Path) -> None:
+    write_course(tmp_path, COURSE)
+    join_chapter_one(make_package(tmp_path, problem_id="901"))
+    second = join_chapter_one(
+        make_package(tmp_path, problem_id="902", slug="triple", extra_toml='prerequisites = ["901"]')
+    )
+    assert Problem(second).prerequisites == ["901"]
+    (second / "problem.toml").write_text((second / "problem.toml").read_text().replace('"901"', '"990"'))
+    with pytest.raises(PackageError, match="prerequisites name no problem beside it: 990"):
+        Problem(second)
