@@ -111,6 +111,12 @@ def test_solutions_open_after_an_accepted_submit_only(
         assert res.status_code == 404 and res.json()["error"]["code"] == "not_found"
         assert client.get("/api/problems/999/solutions", headers=bearer(carol)).status_code == 404
 
+        # The page's tab: open for a solver, locked (with why) for a visitor and for Bob.
+        assert 'id="tab-solutions"' in (page := client.get("/problems/901").text)
+        assert 'data-state="locked"' in page and "/login?next=/problems/901" in page
+        assert 'data-state="locked"' in client.get("/problems/901", headers=bearer(bob)).text
+        assert 'data-state="open"' in client.get("/problems/901", headers=bearer(alice)).text
+
 
 def test_a_package_without_notes_still_shows_its_code(tmp_path: Path) -> None:
     make_package(tmp_path / "problems", accepted={"sum": SUM}, notes="")
