@@ -3,10 +3,11 @@ import torch.nn as nn
 
 
 class TiedEmbedding(nn.Module):
-    """词嵌入表与共享权重的 LM head / a token embedding whose matrix is also the LM head.
+    """词嵌入表，它的矩阵同时是 LM head。
+    A token embedding whose matrix is also the LM head.
 
-    参数 / parameter:
-        weight: (vocab_size, dim)，fp32，初始化为 N(0, 0.02²) / fp32, initialised from N(0, 0.02²)
+    参数：weight: (vocab_size, dim)，fp32，初始化为 N(0, 0.02²)
+    Parameter: weight: (vocab_size, dim), fp32, initialised from N(0, 0.02²)
     """
 
     def __init__(self, vocab_size, dim):

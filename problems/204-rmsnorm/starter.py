@@ -4,7 +4,9 @@ import torch.nn.functional as F
 
 
 class RMSNorm(nn.Module):
-    """零中心的 RMSNorm / zero-centred RMSNorm: y = x / rms(x) * (1 + weight)."""
+    """零中心的 RMSNorm：y = x / rms(x) * (1 + weight)。
+    Zero-centred RMSNorm: y = x / rms(x) * (1 + weight).
+    """
 
     def __init__(self, dim, eps=1e-6):
         super().__init__()
@@ -19,7 +21,9 @@ class RMSNorm(nn.Module):
 
 
 class GatedRMSNorm(nn.Module):
-    """带门的 RMSNorm / gated RMSNorm: y = weight * x / rms(x) * silu(gate)."""
+    """带门的 RMSNorm：y = weight * x / rms(x) * silu(gate)。
+    Gated RMSNorm: y = weight * x / rms(x) * silu(gate).
+    """
 
     def __init__(self, dim, eps=1e-6):
         super().__init__()
@@ -32,5 +36,7 @@ class GatedRMSNorm(nn.Module):
 
 
 def l2norm(x, eps=1e-6):
-    """把最后一维缩放到单位长度 / scale the last axis to unit length."""
+    """把最后一维缩放到单位长度。
+    Scale the last axis to unit length.
+    """
     raise NotImplementedError

@@ -2,7 +2,8 @@ import torch
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
-    """RoPE 的 cos/sin 表 / the RoPE cos and sin tables.
+    """RoPE 的 cos/sin 表。
+    The RoPE cos and sin tables.
 
     返回 (cos, sin)，形状都是 (max_pos, head_dim)，dtype 为 fp32。
     Returns (cos, sin), each of shape (max_pos, head_dim), in fp32.
@@ -19,7 +20,8 @@ def rope_frequencies(head_dim, max_pos, theta=10000.0):
 
 
 def apply_rope(x, cos, sin, positions):
-    """把位置 positions 的旋转作用到 x 上 / rotate x by the angles of `positions`.
+    """把位置 positions 的旋转作用到 x 上。
+    Rotate x by the angles of `positions`.
 
     x: (batch, seq, heads, head_dim)；positions: int64，形状 (seq,) 或 (batch, seq)。
     x: (batch, seq, heads, head_dim); positions: int64 of shape (seq,) or (batch, seq).

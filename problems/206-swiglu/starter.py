@@ -4,7 +4,9 @@ import torch.nn.functional as F
 
 
 class SwiGLU(nn.Module):
-    """SwiGLU 前馈网络 / SwiGLU MLP: y = down_proj(silu(gate_proj(x)) * up_proj(x))."""
+    """SwiGLU 前馈网络：y = down_proj(silu(gate_proj(x)) * up_proj(x))。
+    SwiGLU MLP: y = down_proj(silu(gate_proj(x)) * up_proj(x)).
+    """
 
     def __init__(self, hidden_size, intermediate_size):
         super().__init__()

@@ -2,7 +2,9 @@ import torch
 
 
 def softmax(x, dim=-1):
-    """沿 dim 的 softmax / softmax along `dim`: exp(x_i) / sum_j exp(x_j)."""
+    """沿 dim 的 softmax：exp(x_i) / sum_j exp(x_j)。
+    Softmax along `dim`: exp(x_i) / sum_j exp(x_j).
+    """
     # TODO: 先转成 fp32，减去沿 dim 的最大值（keepdim=True）再取 exp，然后除以总和
     # TODO: convert to fp32, subtract the maximum along `dim` (keepdim=True) before exp, divide by the sum
     # TODO: 返回与 x 相同的 dtype
@@ -11,7 +13,9 @@ def softmax(x, dim=-1):
 
 
 def log_softmax(x, dim=-1):
-    """沿 dim 的 log_softmax / log_softmax along `dim`: x_i - log(sum_j exp(x_j))."""
+    """沿 dim 的 log_softmax：x_i - log(sum_j exp(x_j))。
+    Log_softmax along `dim`: x_i - log(sum_j exp(x_j)).
+    """
     # TODO: 在 fp32 中计算 x - max - log(sum(exp(x - max)))，不要写成 log(softmax(x))
     # TODO: compute x - max - log(sum(exp(x - max))) in fp32; do not write log(softmax(x))
     # TODO: 返回与 x 相同的 dtype
@@ -20,7 +24,8 @@ def log_softmax(x, dim=-1):
 
 
 def cross_entropy(logits, targets, ignore_index=-100):
-    """交叉熵的平均值 / mean cross-entropy.
+    """交叉熵的平均值。
+    The mean cross-entropy.
 
     logits: (N, V) 或 (B, T, V)；targets: (N,) 或 (B, T)，int64。
     logits: (N, V) or (B, T, V); targets: (N,) or (B, T), int64.

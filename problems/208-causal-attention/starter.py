@@ -4,7 +4,8 @@ import torch
 
 
 def attention(q, k, v, padding_mask=None):
-    """带填充掩码的因果缩放点积注意力 / causal scaled dot-product attention with a padding mask.
+    """带填充掩码的因果缩放点积注意力。
+    Causal scaled dot-product attention with a padding mask.
 
     q, k, v: (batch, heads, seq, head_dim)，dtype 相同（fp32 或 bf16）。
     padding_mask: None，或 (batch, seq) 的 bool 张量，True 表示真实 token；它屏蔽的是键。

@@ -9,14 +9,17 @@ from qwen.sdpa import attention
 
 
 class GatedAttention(nn.Module):
-    """Qwen3.5 的全注意力层 / Qwen3.5's full-attention layer.
+    """Qwen3.5 的全注意力层。
+    Qwen3.5's full-attention layer.
 
-    参数（名字必须一致，都没有偏置）/ parameters (exact names, no biases):
+    参数（名字必须一致，都没有偏置）：
+    Parameters (exact names, no biases):
       q_proj: dim -> n_heads * head_dim * 2   每个头：前 head_dim 个是查询，后 head_dim 个是门
                                               per head: the first head_dim are the query, the next head_dim the gate
       k_proj, v_proj: dim -> n_kv_heads * head_dim
       o_proj: n_heads * head_dim -> dim
-      q_norm, k_norm: RMSNorm(head_dim, eps)，按头归一化 / applied per head
+      q_norm, k_norm: RMSNorm(head_dim, eps)  按头归一化
+                                              applied per head
     """
 
     def __init__(self, dim, n_heads, n_kv_heads, head_dim, eps=1e-6):
@@ -26,9 +29,11 @@ class GatedAttention(nn.Module):
         raise NotImplementedError
 
     def forward(self, x, cos, sin):
-        """x: (batch, seq, dim)；cos, sin: (seq, rotary_dim)，位置 0..seq-1 / positions 0..seq-1.
+        """x: (batch, seq, dim)；cos, sin: (seq, rotary_dim)，位置 0..seq-1。
+        返回 (batch, seq, dim)，dtype 与 x 相同。
 
-        返回 (batch, seq, dim)，dtype 与 x 相同 / returns (batch, seq, dim) in x's dtype.
+        x: (batch, seq, dim); cos, sin: (seq, rotary_dim), positions 0..seq-1.
+        Returns (batch, seq, dim) in x's dtype.
         """
         # TODO: 投影；把 q_proj 的输出 view 成 (batch, seq, n_heads, 2 * head_dim) 再切出查询和门
         # TODO: project; view q_proj's output as (batch, seq, n_heads, 2 * head_dim), then split query and gate

@@ -4,7 +4,8 @@ import torch
 
 
 class KVCache:
-    """预分配的 KV 缓存 / a preallocated KV cache.
+    """预分配的 KV 缓存。
+    A preallocated KV cache.
 
     缓冲区形状 (batch, n_kv_heads, max_len, head_dim)，dtype 为 dtype；
     length 是已经存入的 token 数（开始时为 0）。
@@ -28,7 +29,8 @@ class KVCache:
 
 
 def cached_attention(q, k, v, cache):
-    """新的一块 token 的因果注意力 / causal attention for a chunk of new tokens.
+    """新的一块 token 的因果注意力。
+    Causal attention for a chunk of new tokens.
 
     q: (batch, n_heads, t, head_dim)；k, v: (batch, n_kv_heads, t, head_dim)。
     先把 k、v 存进 cache，再让第 j 个 query（绝对位置 = 存入前的 cache.length + j）

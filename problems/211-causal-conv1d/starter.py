@@ -3,7 +3,8 @@ import torch.nn.functional as F
 
 
 def causal_conv1d(x, weight, bias=None, initial_state=None):
-    """因果深度卷积 + SiLU，一次处理整段序列 / causal depthwise conv1d + SiLU over a whole sequence.
+    """因果深度卷积 + SiLU，一次处理整段序列。
+    Causal depthwise conv1d + SiLU over a whole sequence.
 
     x: (batch, channels, seq)；weight: (channels, kernel)，每个通道一个滤波器；
     bias: (channels,) 或 None；initial_state: (batch, channels, kernel - 1) 或 None（None 表示全零）。
@@ -23,10 +24,12 @@ def causal_conv1d(x, weight, bias=None, initial_state=None):
 
 
 def causal_conv1d_step(x_t, state, weight, bias=None):
-    """解码一步：一个新 token / one decoding step for one new token.
+    """解码一步：一个新 token。
+    One decoding step for one new token.
 
     x_t: (batch, channels)；state: (batch, channels, kernel - 1)。
     返回 (y_t, new_state)：y_t 形状 (batch, channels)、dtype 同 x_t；不得原地修改 state。
+    x_t: (batch, channels); state: (batch, channels, kernel - 1).
     Returns (y_t, new_state): y_t of shape (batch, channels) in x_t's dtype; do not modify
     `state` in place.
     """

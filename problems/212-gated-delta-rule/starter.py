@@ -2,7 +2,8 @@ import torch
 
 
 def gated_delta_rule(q, k, v, g, beta, initial_state=None):
-    """门控 Delta 规则的递归形式 / the gated delta rule, recurrent form.
+    """门控 Delta 规则的递归形式。
+    The gated delta rule, recurrent form.
 
     q, k: (batch, heads, seq, d_k)；v: (batch, heads, seq, d_v)；
     g: (batch, heads, seq)，衰减的对数（衰减 = exp(g)，g <= 0）；beta: (batch, heads, seq)，取值在 (0, 1)；

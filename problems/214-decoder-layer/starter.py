@@ -9,9 +9,11 @@ from qwen.sdpa import attention
 
 
 class Attention(nn.Module):
-    """因果的分组查询注意力（本题不加 RoPE、不加门）/ causal grouped-query attention (no RoPE, no gate here).
+    """因果的分组查询注意力（本题不加 RoPE、不加门）。
+    Causal grouped-query attention (no RoPE, no gate here).
 
-    参数 / parameters: q_proj, k_proj, v_proj, o_proj (nn.Linear, bias=False)
+    参数：q_proj, k_proj, v_proj, o_proj (nn.Linear, bias=False)
+    Parameters: q_proj, k_proj, v_proj, o_proj (nn.Linear, bias=False)
     """
 
     def __init__(self, dim, n_heads, n_kv_heads, head_dim):
@@ -26,9 +28,11 @@ class Attention(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """预归一化解码层 / a pre-norm decoder layer.
+    """预归一化解码层。
+    A pre-norm decoder layer.
 
-    子模块名必须是 / submodules must be named: input_layernorm, self_attn, post_attention_layernorm, mlp
+    子模块名必须是：input_layernorm, self_attn, post_attention_layernorm, mlp
+    Submodules must be named: input_layernorm, self_attn, post_attention_layernorm, mlp
       input_layernorm, post_attention_layernorm: RMSNorm(dim, eps)
       mlp: SwiGLU(dim, hidden)
 

@@ -2,12 +2,18 @@ import torch
 
 
 def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
-    """温度、top-k、top-p 过滤 / temperature, top-k and top-p filtering.
+    """温度、top-k、top-p 过滤。
+    Temperature, top-k and top-p filtering.
 
-    logits: (batch, vocab)，任意浮点 dtype / any float dtype
-    temperature: > 0；<= 0 时抛出 ValueError / <= 0 raises ValueError
-    top_k: 0（或 >= vocab）表示不做 top-k / 0 (or >= vocab) turns top-k off
-    top_p: 1.0 表示不做 top-p / 1.0 turns top-p off
+    logits: (batch, vocab)，任意浮点 dtype
+    temperature: > 0；<= 0 时抛出 ValueError
+    top_k: 0（或 >= vocab）表示不做 top-k
+    top_p: 1.0 表示不做 top-p
+
+    logits: (batch, vocab), any float dtype
+    temperature: > 0; <= 0 raises ValueError
+    top_k: 0 (or >= vocab) turns top-k off
+    top_p: 1.0 turns top-p off
 
     返回 fp32 的 logits / temperature，被去掉的 token 为 -inf，形状 (batch, vocab)。不要修改传入的 logits。
     Returns fp32 logits / temperature with removed tokens at -inf, shape (batch, vocab).
@@ -24,7 +30,8 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
 
 
 def sample(logits, generator, temperature=1.0, top_k=0, top_p=1.0):
-    """从过滤后的分布中每行抽一个 token / draw one token per row from the filtered distribution.
+    """从过滤后的分布中每行抽一个 token。
+    Draw one token per row from the filtered distribution.
 
     temperature == 0：返回 argmax（第一个最大值），不使用 generator；temperature < 0 抛出 ValueError。
     否则：torch.multinomial(softmax(filter_logits(...)), 1, generator=generator)，按词表顺序。
@@ -32,6 +39,7 @@ def sample(logits, generator, temperature=1.0, top_k=0, top_p=1.0):
     temperature < 0 raises ValueError.
     Otherwise: torch.multinomial(softmax(filter_logits(...)), 1, generator=generator), in vocab order.
 
-    返回 int64 的 token id，形状 (batch,) / returns int64 token ids of shape (batch,).
+    返回 int64 的 token id，形状 (batch,)。
+    Returns int64 token ids of shape (batch,).
     """
     raise NotImplementedError

@@ -10,18 +10,25 @@ from qwen.norm import GatedRMSNorm
 
 
 class GatedDeltaNet(nn.Module):
-    """Qwen3.5 的线性注意力层 / Qwen3.5's linear-attention layer.
+    """Qwen3.5 的线性注意力层。
+    Qwen3.5's linear-attention layer.
 
-    参数（名字和形状必须与 transformers 的 checkpoint 一致，都没有偏置）/
-    parameters (names and shapes as in transformers' checkpoints, no biases):
-      in_proj_qkv: hidden_size -> 2 * key_dim + value_dim   输出顺序 q | k | v / outputs ordered q | k | v
-      in_proj_z:   hidden_size -> value_dim                 门 / the gate
+    参数（名字和形状必须与 transformers 的 checkpoint 一致，都没有偏置）：
+    Parameters (names and shapes as in transformers' checkpoints, no biases):
+      in_proj_qkv: hidden_size -> 2 * key_dim + value_dim   输出顺序 q | k | v
+                                                            outputs ordered q | k | v
+      in_proj_z:   hidden_size -> value_dim                 门
+                                                            the gate
       in_proj_b:   hidden_size -> num_v_heads               beta = sigmoid(b)
       in_proj_a:   hidden_size -> num_v_heads               g = -exp(A_log) * softplus(a + dt_bias)
-      conv1d:      nn.Conv1d，深度卷积、无偏置，weight 形状 (conv_dim, 1, K) / depthwise, no bias
-      dt_bias:     (num_v_heads,)，初始为 1 / ones
-      A_log:       (num_v_heads,)，初始为 0 / zeros
-      norm:        GatedRMSNorm(head_v_dim, eps)，按 value 头 / per value head
+      conv1d:      nn.Conv1d，深度卷积、无偏置，weight 形状 (conv_dim, 1, K)
+                   nn.Conv1d, depthwise, no bias, weight of shape (conv_dim, 1, K)
+      dt_bias:     (num_v_heads,)，初始为 1
+                   (num_v_heads,), ones at first
+      A_log:       (num_v_heads,)，初始为 0
+                   (num_v_heads,), zeros at first
+      norm:        GatedRMSNorm(head_v_dim, eps)，按 value 头
+                   GatedRMSNorm(head_v_dim, eps), per value head
       out_proj:    value_dim -> hidden_size
     其中 key_dim = num_k_heads * head_k_dim，value_dim = num_v_heads * head_v_dim，conv_dim = 2 * key_dim + value_dim。
     where key_dim = num_k_heads * head_k_dim, value_dim = num_v_heads * head_v_dim, conv_dim = 2 * key_dim + value_dim.
@@ -36,18 +43,22 @@ class GatedDeltaNet(nn.Module):
         raise NotImplementedError
 
     def zero_state(self, batch_size):
-        """序列开头的状态 / the state at the start of a sequence: (conv_state, recurrent_state).
+        """序列开头的状态：(conv_state, recurrent_state)。
+        conv_state: (batch, conv_dim, K-1)，dtype 与权重相同；
+        recurrent_state: (batch, num_v_heads, head_k_dim, head_v_dim)，fp32。都是零。
 
-        conv_state: (batch, conv_dim, K-1)，dtype 与权重相同 / in the weights' dtype;
-        recurrent_state: (batch, num_v_heads, head_k_dim, head_v_dim)，fp32。都是零 / all zeros.
+        The state at the start of a sequence: (conv_state, recurrent_state).
+        conv_state: (batch, conv_dim, K-1) in the weights' dtype;
+        recurrent_state: (batch, num_v_heads, head_k_dim, head_v_dim), fp32. All zeros.
         """
         raise NotImplementedError
 
     def forward(self, x, state=None):
-        """x: (batch, seq, hidden_size)，seq >= 1.
+        """x: (batch, seq, hidden_size)，seq >= 1。
 
         state 为 None：从零状态处理整个序列，只返回 y (batch, seq, hidden_size)。
         state 为 (conv_state, recurrent_state)：从它接着算，返回 (y, new_state)；不修改传入的 state。
+        x: (batch, seq, hidden_size), seq >= 1.
         state None: the whole sequence from the zero state; returns y (batch, seq, hidden_size) only.
         state (conv_state, recurrent_state): continues from it; returns (y, new_state); the state passed in is left alone.
         """
