@@ -22,6 +22,7 @@ setup(
         "web": [
             "py.typed",
             "templates/*.html",
+            "templates/partials/*.html",
             "i18n/*.cfg",
             "i18n/*/LC_MESSAGES/*.po",
             "static/dist/**/*",
