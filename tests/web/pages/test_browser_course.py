@@ -174,6 +174,13 @@ def test_on_a_phone_the_list_shows_status_and_score(browser: Browser, site: Site
                 expect(cell).to_be_visible()
         page.locator("tr[data-problem='203']").scroll_into_view_if_needed()
         page.screenshot(path=site.shots / f"course-map-phone-{lang}.png")
+        # A problem's course links fit the phone too.
+        page.goto("/problems/209")
+        ready(page)
+        expect(page.get_by_test_id("chapter-link")).to_be_in_viewport()
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"209's page is {overflow}px wider than a phone's screen"
+        page.screenshot(path=site.shots / f"course-links-phone-{lang}.png")
         assert not errors, errors
     finally:
         phone.close()
