@@ -179,3 +179,29 @@ def test_an_api_error_on_the_page_is_in_the_pages_language_only(page: Page, site
         assert never not in status.inner_text()
         page.screenshot(path=site.shots / f"words-413-{lang}.png")
         page.evaluate("() => document.getElementById('editor').editor.setCode('')")
+
+
+def test_the_login_wall_says_why_and_a_learner_at_the_admin_page_is_told_plainly(
+    page: Page, site: Site
+) -> None:
+    name = unique_name("words")
+    register(page, name)
+    page.get_by_role("button", name="退出登录").click()
+    expect(page.get_by_role("banner").get_by_role("link", name="登录", exact=True)).to_be_visible()
+    page.goto("/settings")
+    ready(page)
+    expect(page.get_by_test_id("login-needed")).to_contain_text("登录后才能打开那个页面")
+    page.screenshot(path=site.shots / "words-login-needed-zh.png")
+    page.locator("#username").fill(name)
+    page.locator("#password").fill(SECRET)
+    page.locator("form[action='/login'] button[type=submit]").click()
+    page.wait_for_url("**/settings")
+    expect_console_errors(page, "status of 403")
+    page.goto("/admin")
+    ready(page)
+    expect(page.get_by_role("heading", name="你无权打开这个页面")).to_be_visible()
+    expect(page.get_by_test_id("error-message")).to_have_text("只有管理员可以这样做。")
+    switch_language(page)
+    expect(page.get_by_role("heading", name="You may not open this page")).to_be_visible()
+    expect(page.get_by_test_id("error-message")).to_have_text("Only administrators may do this.")
+    page.screenshot(path=site.shots / "words-403-en.png")
