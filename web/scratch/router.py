@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -13,7 +14,7 @@ from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
 from web.scratch import service
 from web.scratch.service import ScratchView
 from web.submissions.models import SubmissionStatus
-from web.submissions.waiting import MAX_WAIT_S
+from web.submissions.waiting import MAX_WAIT_S, changed_view
 
 router = APIRouter(prefix="/api/scratch", tags=["scratch"])
 
@@ -54,12 +55,5 @@ async def get_scratch(
     if wait <= 0 or first.status == SubmissionStatus.DONE:
         return first
     await run_in_threadpool(db.rollback)
-    latest = first
-
-    async def changed() -> bool:
-        nonlocal latest
-        latest = await run_in_threadpool(service.read_now, db, scratch_id, user, lang)
-        return latest.status != first.status
-
-    await platform.board.wait_until(scratch_id, changed, wait)
-    return latest
+    read_now = partial(service.read_now, db, scratch_id, user, lang)
+    return await changed_view(platform.board, scratch_id, first, read_now, wait)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -12,7 +13,7 @@ from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
 from web.submissions import service
 from web.submissions.models import Mode, SubmissionStatus
 from web.submissions.views import SubmissionDetail, SubmissionSummary
-from web.submissions.waiting import MAX_WAIT_S
+from web.submissions.waiting import MAX_WAIT_S, changed_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -75,12 +76,5 @@ async def get_submission(
     # the board's re-read interval for workers whose notices do not reach here. Each read is the
     # whole answer, so the one that sees the change is the one sent back.
     await run_in_threadpool(db.rollback)
-    latest = first
-
-    async def changed() -> bool:
-        nonlocal latest
-        latest = await run_in_threadpool(service.read_submission_now, db, submission_id, user, lang)
-        return latest.status != first.status
-
-    await platform.board.wait_until(submission_id, changed, wait)
-    return latest
+    read_now = partial(service.read_submission_now, db, submission_id, user, lang)
+    return await changed_view(platform.board, submission_id, first, read_now, wait)

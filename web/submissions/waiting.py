@@ -16,6 +16,9 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+from starlette.concurrency import run_in_threadpool
 
 RECHECK_S = 0.5
 NOTIFIED_RECHECK_S = 5.0
@@ -87,3 +90,28 @@ class CompletionBoard:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+class HasStatus(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+S = TypeVar("S", bound=HasStatus)
+
+
+async def changed_view(
+    board: CompletionBoard, submission_id: int, first: S, read_now: Callable[[], S], wait_s: float
+) -> S:
+    """The first read (in a thread, `read_now`) whose status is not `first`'s, or the last read
+    when `wait_s` has passed: each read is the whole answer, so the one that sees the change is
+    the one sent back (a submission's, or a scratch run's)."""
+    latest = first
+
+    async def changed() -> bool:
+        nonlocal latest
+        latest = await run_in_threadpool(read_now)
+        return latest.status != first.status
+
+    await board.wait_until(submission_id, changed, wait_s)
+    return latest
