@@ -407,6 +407,8 @@ def test_a_configured_key_wins_over_the_kept_one(tmp_path: Path) -> None:
         "k" * 48,  # long, but no secret
         "ab" * 32,
     ],
+    # Fixed ids: the random one must not name the test (pytest-xdist needs equal collections).
+    ids=["secret", "changeme", "dev", "random-but-short", "repeated-char", "repeated-pair"],
 )
 def test_a_weak_or_short_key_is_refused_in_production(weak: str, tmp_path: Path) -> None:
     with pytest.raises(InsecureSettings, match="JUDGE_SECRET_KEY"):
