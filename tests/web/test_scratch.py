@@ -4,13 +4,19 @@ the local backend), read by its owner with a long-poll, and seen nowhere else.""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from tests.web.factories import bearer, make_client, make_settings, read_204, register
+from web.db import make_engine
+from web.scratch.service import KEPT
+from web.submissions.models import Mode, Submission, SubmissionEvent, SubmissionStatus
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +56,9 @@ def test_a_scratch_run_is_judged_shown_to_its_owner_only_and_never_scored(tmp_pa
         assert client.get(f"/api/scratch/{sid}", headers=bearer(bob)).status_code == 404
         assert client.get(f"/api/submissions/{sid}", headers=bearer(alice)).status_code == 404
         assert client.get("/api/submissions", headers=bearer(alice)).json() == []
-        problem = next(p for p in client.get("/api/problems", headers=bearer(alice)).json() if p["id"] == "204")
+        problem = next(
+            p for p in client.get("/api/problems", headers=bearer(alice)).json() if p["id"] == "204"
+        )
         assert problem["status"] == "new" and problem["best_score"] is None
         assert client.get("/api/me/scores", headers=bearer(alice)).json() == []
 
@@ -74,3 +82,39 @@ def test_scratch_runs_count_against_the_submission_rate_limit(tmp_path: Path) ->
         assert client.post("/api/scratch", json=too_long, headers=bearer(alice)).status_code == 422
         unknown = {**body, "problem_id": "999"}
         assert client.post("/api/scratch", json=unknown, headers=bearer(alice)).status_code in (404, 429)
+
+
+def test_a_learners_old_scratch_runs_go_but_never_those_the_rate_limit_counts(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, workers=0)
+    engine = make_engine(settings.sqlalchemy_url())
+
+    def scratch_ids() -> list[int]:
+        with Session(engine) as db:
+            return list(db.scalars(select(Submission.id).where(Submission.mode == Mode.SCRATCH)))
+
+    with make_client(settings) as client:
+        _, alice = register(client)
+        body = {"problem_id": "204", "code": "x = 1\n", "snippet": "1"}
+        run = client.post("/api/submissions", json={**body, "mode": "run"}, headers=bearer(alice)).json()[
+            "id"
+        ]
+        for _ in range(KEPT + 2):
+            assert client.post("/api/scratch", json=body, headers=bearer(alice)).status_code == 202
+        # Judged, but still within the rate window: all kept.
+        with Session(engine) as db:
+            db.execute(update(Submission).values(status=SubmissionStatus.DONE))
+            db.commit()
+        assert client.post("/api/scratch", json=body, headers=bearer(alice)).status_code == 202
+        assert len(scratch_ids()) == KEPT + 3
+        # Long ago: only the newest KEPT stay, with their events; the Run is not touched.
+        with Session(engine) as db:
+            db.execute(update(Submission).values(created_at=datetime(2000, 1, 1, tzinfo=UTC)))
+            db.commit()
+        newest = client.post("/api/scratch", json=body, headers=bearer(alice)).json()["id"]
+        kept = scratch_ids()
+        assert len(kept) == KEPT and newest in kept and max(kept) == newest
+        with Session(engine) as db:
+            events = set(db.scalars(select(SubmissionEvent.submission_id).distinct()))
+            assert events == {run, *kept}
+            assert db.scalar(select(func.count()).select_from(Submission).where(Submission.id == run)) == 1
+    engine.dispose()

@@ -4,19 +4,24 @@ as its owner may see it, in one language."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from judge.runner.scratch import MAX_SNIPPET
 from web.auth import ratelimit
 from web.auth.models import User
+from web.db import utcnow
 from web.errors import ensure_code_fits, not_found
 from web.platform import Platform
 from web.problems.sync import current_version
-from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 from web.submissions.queue import announce_queued
+
+KEPT = 5  # a learner's newest scratch runs that are kept
 
 
 class ScratchCall(BaseModel):
@@ -72,8 +77,32 @@ def start(
     db.flush()
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
     announce_queued(platform.notices, db, [sub.id])
+    _forget_old(db, user.id, utcnow() - timedelta(seconds=platform.settings.submit_window_s))
     db.commit()
     return sub
+
+
+def _forget_old(db: Session, user_id: int, counted_since: datetime) -> None:
+    """Scratch runs are notes, not records: a learner's judged ones beyond the newest `KEPT`
+    go (their events with them, ON DELETE CASCADE), so the table does not grow with every try;
+    never one the rate limit still counts (made since `counted_since`)."""
+    newest = (
+        select(Submission.id)
+        .where(Submission.user_id == user_id, Submission.mode == Mode.SCRATCH)
+        .order_by(Submission.id.desc())
+        .limit(KEPT)
+    )
+    db.execute(
+        delete(Submission)
+        .where(
+            Submission.user_id == user_id,
+            Submission.mode == Mode.SCRATCH,
+            Submission.status == SubmissionStatus.DONE,
+            Submission.created_at < counted_since,
+            Submission.id.not_in(newest.scalar_subquery()),
+        )
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _words(raw: Any, lang: str) -> str | None:
