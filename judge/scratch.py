@@ -33,6 +33,7 @@ from judge.checkers.exact import Exact
 from judge.compare import compare
 from judge.execution import LOG_TAIL, classify_stop, interpret, limits_for
 from judge.expected import Expected
+from judge.messages import msg
 from judge.observations import ObservationError, Unobservable, decode, encode
 from judge.package import Problem
 from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream, save_safetensors
@@ -345,9 +346,10 @@ def run_scratch(
     if result.stop is not None:
         return done(Scratch(result.stop.verdict, "stopped", text=result.stop.text.to_dict()))
     if frame is None:
+        # The runner ended without its frame (a snippet that left early): classify_stop
+        # always has a reason when the run did not finish.
         stop = classify_stop(result.outcome, True, False, "no scratch frame", limits, True)
-        verdict, words = (stop.verdict, stop.text) if stop else (Verdict.RE, TEXTS["ref_failed"])
-        return done(Scratch(verdict, "stopped", text=words.to_dict()))
+        return done(Scratch(Verdict.RE, "stopped", text=stop.text.to_dict() if stop else None))
     try:
         scratch, calls = _read_learner(frame)
     except (ObservationError, ValueError, TypeError) as exc:
@@ -369,9 +371,10 @@ def _read_learner(frame: Frame) -> tuple[Scratch, list[Any]]:
         raise ValueError("unknown scratch status")
     message = head.get("message", "")
     message = message[:8000] if isinstance(message, str) else ""
+    words = None
     if status == "forbidden":
         api = head.get("api")
-        message = f"forbidden API: {api[:200]}" if isinstance(api, str) else "forbidden API"
+        words = msg("forbidden", api=api[:200] if isinstance(api, str) else "?").to_dict()
     line = head.get("line")
     line = line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 100_000 else None
     value = None
@@ -402,9 +405,9 @@ def _read_learner(frame: Frame) -> tuple[Scratch, list[Any]]:
         skipped += len(calls) - MAX_CALLS
         calls = calls[:MAX_CALLS]
     verdict = {"ok": Verdict.AC, "ce": Verdict.CE, "memory": Verdict.MLE}.get(str(status), Verdict.RE)
-    return Scratch(
-        verdict, str(status), message=message, line=line, value=value, skipped=skipped, time_ms=time_ms
-    ), calls
+    found = Scratch(verdict, str(status), message=message, text=words, line=line, value=value)
+    found.skipped, found.time_ms = skipped, time_ms
+    return found, calls
 
 
 def _compare_calls(

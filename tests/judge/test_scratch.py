@@ -101,3 +101,12 @@ def test_public_case_like_means_the_public_cases_dtypes_and_sizes(store: Expecte
     assert "larger" in admit(module, entries, profile)["en"]  # type: ignore[index]
     assert admit({**module, "init": [8], "state": {"weight": 3}}, entries, profile) is not None
     assert admit({**module, "init": [8], "state": {"weight": torch.zeros(8)}}, entries, profile) is None
+
+
+def test_a_forbidden_api_and_a_snippet_that_leaves_early_are_named(store: ExpectedStore) -> None:
+    out = scratch(PROBLEM.reference.source(), "torch.nn.functional.rms_norm(torch.ones(2, 8), (8,))", store)
+    assert out["status"] == "forbidden" and out["verdict"] == "RE"
+    assert "rms_norm" in out["text"]["en"] and "forbids" in out["text"]["en"] and "禁止" in out["text"]["zh"]
+    out = scratch(PROBLEM.reference.source(), "import os\nos._exit(3)", store)
+    assert out["status"] == "stopped" and out["verdict"] == "RE" and out["calls"] == []
+    assert "3" in out["text"]["en"]
