@@ -166,7 +166,7 @@ def problem_metadata(problem: Problem) -> dict[str, Any]:
         "slug": spec.slug,
         "title": {"zh": spec.title.zh, "en": spec.title.en},
         "version": problem.content_hash,
-        "chapter": spec.chapter,
+        "chapter": problem.chapter.label,  # "03 RMSNorm", as the kit has always shown it
         "module": spec.module,
         "parts": [
             {"problem": p.id, "module": p.module_name, "folder": p.root.name} for p in problem.part_problems

@@ -82,6 +82,18 @@ def bf16_input(impl, rng):
     return {{"y": impl.solve(rng.normal(4, 8, dtype=torch.bfloat16))}}
 '''
 
+# Only the format, as comments: validate then says which notes are still to write, and no
+# placeholder sentence can ever reach a learner.
+NOTES = """\
+# Why each accepted solution is right (shown to a learner after their own AC).
+# [reference]
+# zh = "参考实现……"
+# en = "The reference ..."
+# [accepted.<a file stem in solutions/accepted/>]
+# zh = "……"
+# en = "..."
+"""
+
 
 def scaffold(problem_id: str, slug: str, problems_dir: Path) -> Path:
     if not ID_PATTERN.match(problem_id):
@@ -104,6 +116,7 @@ def scaffold(problem_id: str, slug: str, problems_dir: Path) -> Path:
         "cases.py": CASES.format(id=problem_id),
         "solutions/accepted/.gitkeep": "",
         "solutions/wrong/.gitkeep": "",
+        "solutions/notes.toml": NOTES,
     }
     for rel, text in files.items():
         path = root / rel

@@ -82,7 +82,7 @@ def api_gettext(request: Request) -> Callable[[str], str]:
 
 
 # Paths that answer in JSON (or are machine-read); every other path is a page and gets an HTML error.
-MACHINE_PATHS = ("/api/", "/static/", "/healthz", "/metrics", "/docs", "/openapi.json", "/redoc")
+MACHINE_PATHS = ("/api/", "/static/", "/healthz", "/metrics", "/docs", "/openapi.json")
 
 # Renders an error as a page: (request, status, code, message) -> response. The page translates
 # the message into the page's own language.
