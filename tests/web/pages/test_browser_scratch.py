@@ -2,7 +2,7 @@
 snippet, runs it, and sees what it printed, the tensor it returned, and the reference's answer
 to the same call beside theirs (the same with a wrong solution: "differs", with the largest
 difference); in Chinese, then in English, on a desktop and on a phone. Screenshots:
-scratch-zh.png, scratch-mismatch-zh.png, scratch-en.png, scratch-phone-en.png.
+scratch-zh.png, scratch-mismatch-zh.png, scratch-phone-zh.png, scratch-en.png, scratch-phone-en.png.
 """
 
 from __future__ import annotations
@@ -92,6 +92,8 @@ def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, s
     expect(output.get_by_test_id("scratch-mismatch")).to_have_text("与参考答案不同", timeout=JUDGED_S)
     expect(output.get_by_test_id("scratch-call")).to_contain_text("最大差值")
     page.screenshot(path=site.shots / "scratch-mismatch-zh.png")
+    fits_a_phone(page, site, "scratch-phone-zh.png")
+    page.set_viewport_size({"width": 1366, "height": 900})
 
     # In English: the same run, English words only.
     page.get_by_test_id("language-switch").click()
@@ -104,8 +106,12 @@ def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, s
     expect(output).not_to_contain_text("参考")
     page.screenshot(path=site.shots / "scratch-en.png")
 
+    fits_a_phone(page, site, "scratch-phone-en.png")
+
+
+def fits_a_phone(page: Page, site: Site, shot: str) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     page.get_by_test_id("scratch-output").scroll_into_view_if_needed()
     overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
-    page.screenshot(path=site.shots / "scratch-phone-en.png")
+    page.screenshot(path=site.shots / shot)
