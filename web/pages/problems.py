@@ -151,6 +151,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
             "version": problem.version,
         },
         "loggedIn": user is not None,
+        "userId": user.id if user else None,  # whose drafts this browser keeps (web/frontend/src/drafts.js)
         "loginUrl": f"/login?next=/problems/{problem.id}",
     }
     return render(
