@@ -20,7 +20,8 @@ from judge.interfaces import ExpectedSource, JudgedProblem, P, Which
 from judge.messages import msg
 from judge.report import CaseResult, PartUse, Report
 from judge.runner.job import LEARNER_FILE, PartSource, SolutionSource
-from judge.texts import Text, same, split_pair
+from judge.runner.tracebacks import OUTSIDE, OWN_FRAMES
+from judge.texts import Text, split_pair
 from judge.verdicts import Verdict, worst
 from sandbox.backend import Backend
 from sandbox.local import UNSANDBOXED_WARNING
@@ -28,6 +29,15 @@ from sandbox.local import UNSANDBOXED_WARNING
 MAX_SOURCE_BYTES = 256 * 1024
 # Without a differing tensor, a listed mistake is named only on this many differing values.
 MIN_SCALAR_EVIDENCE = 2
+
+
+def runner_message(text: str) -> Text:
+    """A message from the runner (a traceback, an error line) for each reader: the code and
+    Python's own words are the same in both languages, our sentences in the reader's."""
+    zh = text
+    for pair in (OWN_FRAMES, OUTSIDE):
+        zh = zh.replace(pair[1], pair[0])
+    return Text(zh, text)
 
 
 def grade_solution(
@@ -83,9 +93,9 @@ def grade_solution(
                 r.message = msg("forbidden", api=got.api)
             elif got.status == "memory":
                 r.verdict = Verdict.MLE
-                r.message = msg("case_out_of_memory") + same("\n" + got.message)
+                r.message = msg("case_out_of_memory") + runner_message("\n" + got.message)
             else:
-                r.verdict, r.message = Verdict.RE, same(got.message)
+                r.verdict, r.message = Verdict.RE, runner_message(got.message)
         results.append(r)
     return results
 
@@ -121,15 +131,15 @@ def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, Text] |
             return Verdict.SE, msg("never_loaded")
         return None  # the stop explains it case by case
     if status == "ce":
-        return Verdict.CE, same(run.load_message)
+        return Verdict.CE, runner_message(run.load_message)
     if status == "missing_part" and run.missing_part is not None:
         # Cannot be loaded: the code it imports does not exist yet.
         problem, module = run.missing_part
         return Verdict.CE, msg("part_missing", problem=problem, module=module)
     if status == "memory":
-        return Verdict.MLE, msg("import_out_of_memory") + same("\n" + run.load_message)
+        return Verdict.MLE, msg("import_out_of_memory") + runner_message("\n" + run.load_message)
     if status == "error":
-        return Verdict.RE, msg("import_error") + same("\n" + run.load_message)
+        return Verdict.RE, msg("import_error") + runner_message("\n" + run.load_message)
     return None
 
 

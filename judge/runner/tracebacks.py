@@ -8,6 +8,13 @@ from types import TracebackType
 
 MAX_FRAMES = 12
 MAX_CHARS = 4000
+# The runner writes our two sentences in English; the judge gives the Chinese reader the
+# Chinese line instead (judge.grading.runner_message), so each reader sees one language.
+OWN_FRAMES = ("Traceback (只显示你的代码):", "Traceback (your code only):")
+OUTSIDE = (
+    "(出错的位置不在你的代码里，而是在用例使用你的代码返回的结果时)",
+    "(raised outside your code, while the case used what your code returned)",
+)
 
 
 def register_source(filename: str, source: str) -> None:
@@ -27,13 +34,10 @@ def learner_traceback(exc: BaseException, learner_files: str | tuple[str, ...]) 
     frames = [f for f in traceback.extract_tb(_tb(exc)) if f.filename in files][-MAX_FRAMES:]
     lines = []
     if frames:
-        lines.append("Traceback (只显示你的代码 your code only):\n")
+        lines.append(OWN_FRAMES[1] + "\n")
         lines.extend(traceback.format_list(frames))
     else:
-        lines.append(
-            "(出错的位置不在你的代码里，而是在用例使用你的代码返回的结果时 "
-            "raised outside your code, while the case used what your code returned)\n"
-        )
+        lines.append(OUTSIDE[1] + "\n")
     lines.append(exception_line(exc))
     text = "".join(lines).rstrip()
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 3] + "..."
