@@ -65,6 +65,7 @@ class World:
     def path_params(self) -> dict[str, str]:
         return {
             "submission_id": str(self.a_sub_id),
+            "scratch_id": str(self.a_sub_id),  # A's submission is no scratch run of B's either
             "token_id": str(self.a_token_id),
             "problem_id": "204",
             "validation_id": "1",
@@ -103,6 +104,10 @@ def _b_code(_w: World) -> dict[str, Any]:
     return {"problem_id": "204", "code": "# B's own attempt\n", "mode": "run"}
 
 
+def _b_scratch(_w: World) -> dict[str, Any]:
+    return {"problem_id": "204", "code": "# B's own attempt\n", "snippet": "1 + 1"}
+
+
 def _b_draft(_w: World) -> dict[str, Any]:
     return {"code": "# B's own draft\n"}
 
@@ -116,9 +121,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/openapi.json"): Rule(200, 200, DOCS),
     ("HEAD", "/openapi.json"): Rule(200, 200, DOCS),
     ("GET", "/docs"): Rule(200, 200, DOCS),
-    ("HEAD", "/docs"): Rule(200, 200, DOCS),
     ("GET", "/docs/oauth2-redirect"): Rule(200, 200, DOCS),
-    ("HEAD", "/docs/oauth2-redirect"): Rule(200, 200, DOCS),
     ("GET", "/healthz"): Rule(200, 200, "status, version, backend name and problem count: nothing per user"),
     # Nothing per user, but for operators: allowed addresses (loopback) or the metrics token only.
     ("GET", "/metrics"): Rule(
@@ -140,6 +143,12 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/course/problems/{problem_id}"): Rule(
         200, 200, "a public problem's chapter, prerequisites and next; solved is the caller's own"
     ),
+    # The reference and the package's accepted files (no learner's code), after the caller's own AC.
+    ("GET", "/api/problems/{problem_id}/solutions"): Rule(
+        401, 403, "after the caller's own accepted Submit only", learner_code="not_solved_yet"
+    ),
+    ("POST", "/api/scratch"): Rule(401, 202, "the caller's own code on their own snippet", _b_scratch),
+    ("GET", "/api/scratch/{scratch_id}"): Rule(401, 404, "only the caller's own scratch runs are found"),
     ("POST", "/api/submissions"): Rule(401, 202, "submits the caller's own code", _b_code),
     ("GET", "/api/submissions"): Rule(401, 200, "the caller's own submissions only"),
     ("GET", "/api/submissions/{submission_id}"): Rule(401, 404, "A's submission is not found for B"),
