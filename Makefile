@@ -37,8 +37,13 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Two phases: the suite in TEST_JOBS processes (pytest-xdist; a module's tests stay in one
+# process, as their servers are module fixtures; TEST_JOBS=0 runs it in this one), then the
+# `serial` tests alone, because they measure time and memory limits and a load.
+TEST_JOBS ?= 2
 pytest: setup frontend
-	$(BIN)/pytest --durations=25
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile -m "not serial" --durations=25
+	$(BIN)/pytest -m serial --durations=10
 
 validate: setup
 	$(BIN)/judge validate --all
@@ -68,9 +73,19 @@ bench-multi: setup
 	$(BIN)/python bench/bench_web.py $(BENCH_PG)
 	$(BIN)/python bench/bench_web.py $(BENCH_PG) --processes 2
 
-# The README's screenshots, taken by the browser tests in Debian's Chromium.
+# The README's screenshots, taken by the browser tests in Debian's Chromium: every browser test
+# writes its pictures to var/screenshots (look at them there); the README's are copied on.
+README_SHOTS := problems.png problem-hint.png submission.png settings.png \
+	problem-phone.png leaderboard.png admin.png problem-diagnosis-en.png problem-diagnosis-zh.png \
+	model-missing-part.png model-accepted.png workspace-run-zh.png workspace-tle-en.png \
+	course-map-zh.png course-map-en.png solutions-zh.png solutions-en.png scratch-zh.png \
+	scratch-en.png dark-problem-zh-desktop.png dark-problem-en-desktop.png \
+	course-map-phone-zh.png workspace-tle-phone-en.png words-404-zh-desktop.png \
+	words-404-en-desktop.png docs-offline.png
 screenshots: setup frontend
-	JUDGE_SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q tests/web/pages/test_browser.py tests/web/pages/test_browser_parts.py
+	rm -rf var/screenshots
+	JUDGE_SCREENSHOT_DIR=var/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/web/pages/test_browser*.py
+	cp $(addprefix var/screenshots/,$(README_SHOTS)) docs/screenshots/
 
 # Re-extract the UI's messages and merge them into the Chinese catalogs (then translate the new ones).
 I18N := web/i18n

@@ -35,7 +35,8 @@ LEASE_S = 4
 # A verdict written by a worker process is seen by the web process through its notice; without
 # one it would be seen only at the long-poll's next re-read, 5 s later.
 SEEN_WITHIN_S = 2.0
-pytestmark = [pytest.mark.slow, pytest.mark.docker]
+# serial: its load and its 2-second answers are measured, so it runs alone.
+pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.serial]
 
 GOOD = read_204("reference.py")
 BAD = read_204("solutions/wrong/eps_outside_sqrt.py")
