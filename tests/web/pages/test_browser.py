@@ -67,24 +67,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield s
 
 
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
 @contextmanager
 def chromium() -> Iterator[Browser]:
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield launched
         launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser, site: Site) -> Iterator[Page]:
-    with checked_page(browser, site) as page:
-        yield page
 
 
 @contextmanager
@@ -110,6 +98,17 @@ EXPECTED_ERRORS: dict[int, tuple[str, ...]] = {}
 
 def expect_console_errors(page: Page, *fragments: str) -> None:
     EXPECTED_ERRORS[id(page)] = fragments
+
+
+def full_page_shot(page: Page, path: Path) -> None:
+    """A picture of the whole page. CodeMirror draws only the lines inside the window, so the
+    window is first made as tall as the page (else the code below the fold is missing)."""
+    size = page.viewport_size or {"width": 1366, "height": 900}
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": max(height, size["height"])})
+    page.wait_for_timeout(100)  # one frame for CodeMirror to draw the lines now in view
+    page.screenshot(path=path, full_page=True)
+    page.set_viewport_size(size)
 
 
 def ready(page: Page) -> None:
@@ -180,7 +179,7 @@ def test_new_learner_solves_204(page: Page, site: Site) -> None:
     ready(page)
     expect(page.get_by_test_id("summary-score")).to_contain_text("100 / 100")
     assert "class RMSNorm" in page.locator("#code-view .cm-content").inner_text()
-    page.screenshot(path=site.shots / "submission.png", full_page=True)
+    full_page_shot(page, site.shots / "submission.png")
 
     page.goto("/problems")
     ready(page)

@@ -18,7 +18,6 @@ from tests.web.factories import read_204, unique_name
 from tests.web.pages.test_browser import (
     JUDGED_S,
     Site,
-    chromium,
     ready,
     register_via_ui,
     serving_site,
@@ -36,12 +35,6 @@ PHONE: ViewportSize = {"width": 390, "height": 844}
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with serving_site(tmp_path_factory, JUDGE_BACKEND="local", JUDGE_WORKERS="1") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,6 @@ from tests.web.pages.test_browser import (
     JUDGED_S,
     WRONG,
     Site,
-    chromium,
     editor_text,
     ready,
     register_via_ui,
@@ -43,12 +42,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     # The local backend: the results below need a verdict, not a sandbox.
     with serving_site(tmp_path_factory, JUDGE_WORKERS="1", JUDGE_BACKEND="local") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @contextmanager

@@ -13,14 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from judge.package import Problem
 from tests.web.factories import PROBLEMS, unique_name
 from tests.web.pages.test_browser import (
     Site,
-    checked_page,
-    chromium,
     ready,
     register_via_ui,
     serving_site,
@@ -41,18 +39,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     # One learner submits every part: the per-user limit must not stop them.
     with serving_site(tmp_path_factory, JUDGE_WORKERS="2", JUDGE_SUBMITS_PER_USER="100") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def page(browser: Browser, site: Site) -> Iterator[Page]:
-    with checked_page(browser, site) as page:
-        yield page
 
 
 def submitted(page: Page, problem_id: str, code: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.web.factories import unique_name
 from tests.web.pages.test_browser import (
@@ -18,8 +18,6 @@ from tests.web.pages.test_browser import (
     JUDGED_S,
     WRONG,
     Site,
-    checked_page,
-    chromium,
     ready,
     register_via_ui,
     serving_site,
@@ -34,18 +32,6 @@ SNIPPET = 'x = torch.randn(2, 8).bfloat16()\nprint("rows:", x.shape[0])\nm = RMS
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with serving_site(tmp_path_factory, JUDGE_WORKERS="1") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def page(browser: Browser, site: Site) -> Iterator[Page]:
-    with checked_page(browser, site) as page:
-        yield page
 
 
 def type_into(page: Page, editor: str, code: str) -> None:

@@ -18,9 +18,8 @@ from tests.web.pages.test_browser import CORRECT, JUDGED_S, Site, ready, registe
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# test_browser.py's fixtures as they are: a server of this module's own, the browser, a page
-# that fails on any script error.
-site, browser, page = shared.site, shared.browser, shared.page
+# test_browser.py's server settings, in a server of this module's own (browser and page: conftest).
+site = shared.site
 
 NOTES = tomllib.loads((PKG_204 / "solutions" / "notes.toml").read_text(encoding="utf-8"))
 ACCEPTED = sorted(p.stem for p in (PKG_204 / "solutions" / "accepted").glob("*.py"))

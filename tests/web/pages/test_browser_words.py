@@ -17,7 +17,6 @@ from tests.web.factories import unique_name
 from tests.web.pages.test_browser import (
     Site,
     checked_page,
-    chromium,
     expect_console_errors,
     ready,
     serving_site,
@@ -44,12 +43,6 @@ Storage.prototype.setItem = function (key, value) {
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with serving_site(tmp_path_factory, JUDGE_WORKERS="0") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

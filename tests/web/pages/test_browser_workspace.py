@@ -13,15 +13,13 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from judge.package import Problem
 from tests.web.factories import PKG_204, read_204, unique_name
 from tests.web.pages.test_browser import (
     JUDGED_S,
     Site,
-    checked_page,
-    chromium,
     editor_text,
     log_in_via_ui,
     ready,
@@ -47,18 +45,6 @@ SLEEPER = CORRECT.replace(
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with serving_site(tmp_path_factory, JUDGE_WORKERS="2") as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def page(browser: Browser, site: Site) -> Iterator[Page]:
-    with checked_page(browser, site) as page:
-        yield page
 
 
 def in_viewport(page: Page, locator: Locator) -> bool:
