@@ -23,7 +23,7 @@ def test_a_learner_frame_gets_one_header_per_language() -> None:
     assert message.en.startswith(OWN_FRAMES[1]) and OWN_FRAMES[0] not in message.en
     assert message.zh.startswith(OWN_FRAMES[0]) and OWN_FRAMES[1] not in message.zh
     for lang in (message.zh, message.en):  # the frame and Python's own line, in both
-        assert 'line 2' in lang and "ZeroDivisionError: division by zero" in lang
+        assert "line 2" in lang and "ZeroDivisionError: division by zero" in lang
 
 
 def test_an_error_outside_the_learners_code_says_so_once_per_language() -> None:
