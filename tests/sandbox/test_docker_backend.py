@@ -15,7 +15,9 @@ from sandbox.docker_backend import DockerBackend
 from sandbox.engine import ContainerPolicy, Engine
 from sandbox.image import LABEL
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# serial: these count every judge container of this process, so no other backend (such as the
+# problem tests' shared pool, alive for the whole session) may live in the process meanwhile.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.serial]
 
 LIMITS = Limits(startup_s=20, wall_s=5, cpu_s=25, memory_bytes=256 * 1024 * 1024)
 

@@ -22,7 +22,9 @@ from sandbox.docker_backend import DockerBackend
 from sandbox.docker_warm import Mode, PoolPolicy
 from sandbox.engine import Engine
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# serial: these count every judge container of this process, so no other backend (such as the
+# problem tests' shared pool, alive for the whole session) may live in the process meanwhile.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.serial]
 
 # Which container a job ran in (its cgroup, as the container's init sees it).
 WHERE = "print(open('/proc/1/cgroup').read()[-80:])"
