@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -106,6 +107,17 @@ def _openapi() -> dict[str, Any]:
 # Loaded at collection, from a stub app: schemathesis' lazy `from_fixture` loader fails under pytest 9
 # (it sets `request.node._nodeid`, which pytest 9 no longer has). Requests go to the fixture's app.
 schema = schemathesis.openapi.from_dict(_openapi(), config=schemathesis.Config.from_dict(CONFIG))
+
+# In a pytest-xdist worker, schemathesis' parametrized tests pass without sending a request (a
+# route planted to fail every request still passed), so this module runs in `make test`'s serial
+# phase; the fixture makes a parallel run of it fail instead of passing empty.
+pytestmark = pytest.mark.serial
+
+
+@pytest.fixture(autouse=True)
+def _not_in_an_xdist_worker() -> None:
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        pytest.fail("schemathesis' tests do not run under pytest-xdist: run this module with -n 0")
 
 
 @dataclass
