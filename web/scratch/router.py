@@ -14,6 +14,7 @@ from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address
 from web.scratch import service
 from web.scratch.service import ScratchView
 from web.submissions.models import SubmissionStatus
+from web.submissions.router import Accepted  # the same 202 answer as a Run or Submit
 from web.submissions.waiting import MAX_WAIT_S, changed_view
 
 router = APIRouter(prefix="/api/scratch", tags=["scratch"])
@@ -23,11 +24,6 @@ class ScratchBody(BaseModel):
     problem_id: DbText = Field(max_length=16)
     code: DbText
     snippet: DbText = Field(max_length=MAX_SNIPPET)
-
-
-class Accepted(BaseModel):
-    id: int
-    status: str
 
 
 @router.post("", status_code=202, response_model=Accepted)
