@@ -113,8 +113,12 @@ def run_solutions(
     backend: Backend,
     limits: Limits,
     parts: Sequence[PartSource] = (),
+    cases_source: str | None = None,
 ) -> RunResult:
-    cases_source = problem.read("cases.py")
+    """`cases_source`: the cases module the job carries (the package's whole cases.py unless
+    given: a job whose output reaches the learner gets judge.public_cases' text instead)."""
+    if cases_source is None:
+        cases_source = problem.read("cases.py")
     job = RunnerJob(
         problem=problem.id,
         entry_points=list(problem.spec.entry_points),

@@ -18,6 +18,7 @@ from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_soluti
 from judge.expected import Expected, TrustedRunError
 from judge.interfaces import ExpectedSource, JudgedProblem, P, Which
 from judge.messages import msg
+from judge.public_cases import public_cases_source
 from judge.report import CaseResult, PartUse, Report
 from judge.runner.job import LEARNER_FILE, PartSource, SolutionSource
 from judge.runner.tracebacks import OUTSIDE, OWN_FRAMES
@@ -41,12 +42,25 @@ def runner_message(text: str) -> Text:
 
 
 def grade_solution(
-    cases: list[Case], run: SolutionRun, stop: Stop | None, expected: Expected, explain: bool = True
+    cases: list[Case],
+    run: SolutionRun,
+    stop: Stop | None,
+    expected: Expected,
+    explain: bool = True,
+    sealed: bool = False,
 ) -> list[CaseResult]:
     """Each case's verdict and message; with `explain`, also its diagnoses and error map (the
-    mutation score asks for those only where it needs them: they cost more than the verdict)."""
+    mutation score asks for those only where it needs them: they cost more than the verdict).
+
+    `sealed`: the run held hidden cases, so no word the learner's code or its process wrote
+    (an exception, a forbidden call's name, a load error, a log tail) goes into a message;
+    the judge's own comparison of observations and its sentence for each stop do."""
     results: list[CaseResult] = []
     load_failure = _load_failure(run, stop)
+    if sealed and load_failure is not None:
+        load_failure = load_failure[0], msg("sealed_load")
+    if sealed and stop is not None and stop.verdict in (Verdict.RE, Verdict.SE):
+        stop = Stop(stop.verdict, msg("sealed_stopped"), stop.ran_ms)
     stopped_at: str | None = None
     for c in cases:
         r = CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0, description=split_pair(c.description))
@@ -90,12 +104,15 @@ def grade_solution(
                     r.verdict, r.score = Verdict.AC, c.points
             elif got.status == "forbidden":
                 r.verdict = Verdict.WA
-                r.message = msg("forbidden", api=got.api)
+                r.message = msg("sealed_forbidden") if sealed else msg("forbidden", api=got.api)
             elif got.status == "memory":
                 r.verdict = Verdict.MLE
-                r.message = msg("case_out_of_memory") + runner_message("\n" + got.message)
+                r.message = msg("case_out_of_memory")
+                if not sealed:
+                    r.message = r.message + runner_message("\n" + got.message)
             else:
-                r.verdict, r.message = Verdict.RE, runner_message(got.message)
+                r.verdict = Verdict.RE
+                r.message = msg("sealed_error") if sealed else runner_message(got.message)
         results.append(r)
     return results
 
@@ -278,49 +295,105 @@ def judge_source(
     parts: Sequence[PartSource] = (),
 ) -> Report:
     """Judge one learner submission end to end. `parts`: the code of every part it may import
-    (the caller decides whose: the learner's on the site and in the kit)."""
+    (the caller decides whose: the learner's on the site and in the kit).
+
+    The learner's code runs in two jobs: the public cases with a cases module cut down to them
+    (`judge.public_cases`), whose messages and log the learner reads, and then the hidden cases
+    with the whole module, a sealed job: of it the report keeps verdicts, points and what the
+    judge itself says of the observations, never a word the code wrote (judge.grading.seal).
+    Code that shares a process with the hidden cases can read them; only its observations
+    leave it."""
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
         kib = MAX_SOURCE_BYTES // 1024
         results = _every_case(cases, Verdict.CE, msg("source_too_large", kib=kib))
         return build_report(problem, cases, results, backend, 0.0)
+    public = [c for c in cases if c.public]
+    hidden = [c for c in cases if not c.public]
+    whole = problem.read("cases.py")
+    limits = limits_for(problem, startup_s)
+    solution = [SolutionSource("solution", source, LEARNER_FILE)]
 
-    def learner_run() -> RunResult:
-        return run_solutions(
-            problem,
-            [SolutionSource("solution", source, LEARNER_FILE)],
-            [c.name for c in cases],
-            backend,
-            limits_for(problem, startup_s),
-            parts,
-        )
+    def learner_run(group: list[Case], cases_source: str) -> RunResult:
+        names = [c.name for c in group]
+        return run_solutions(problem, solution, names, backend, limits, parts, cases_source)
+
+    def public_run() -> RunResult | None:
+        return learner_run(public, public_cases_source(whole)) if public else None
 
     held = store.at_hand(problem, backend)
     if held is not None:  # the usual case: no thread to start and join
-        expected, result = held, learner_run()
+        expected, shown = held, public_run()
     else:
         # On a cache miss the trusted run (reference + wrong solutions) and the learner's run
         # are independent: side by side, a cold judgement costs one runner start, not two.
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(store.get, problem, backend)
-            result = learner_run()
+            shown = public_run()
             try:
                 expected = pending.result()
             except TrustedRunError as exc:
                 results = _every_case(cases, Verdict.SE, msg("reference_failed", error=exc))
                 elapsed = (time.perf_counter() - started) * 1000
                 return build_report(problem, cases, results, backend, elapsed)
-    run = result.solutions[0]
-    results = grade_solution(cases, run, result.stop, expected)
-    attach_hints(cases, results, run, expected)
-    report = build_report(
-        problem, cases, results, backend, (time.perf_counter() - started) * 1000, result.log
-    )
+    graded: dict[str, CaseResult] = {}
+    used: set[str] = set()
+    log = ""
+    if shown is not None:
+        run = shown.solutions[0]
+        for r in grade_solution(public, run, shown.stop, expected):
+            graded[r.name] = r
+        attach_hints(public, [graded[c.name] for c in public], run, expected)
+        used.update(run.parts_used)
+        log = shown.log
+    if hidden:
+        # The public job's end decides whether the hidden one is worth running: code that does
+        # not load, or a run cut off by a limit, would only be cut off again (and a time-out
+        # would cost a learner twice the wait). Those cases get the public job's verdict.
+        stopped = _unfinished(shown)
+        if stopped is not None:
+            for c in hidden:
+                graded[c.name] = _not_run(c, *stopped)
+        else:
+            sealed = learner_run(hidden, whole)
+            run = sealed.solutions[0]
+            results = grade_solution(hidden, run, sealed.stop, expected, sealed=True)
+            attach_hints(hidden, results, run, expected)
+            for r in results:
+                graded[r.name] = r
+            used.update(run.parts_used)
+    results = [graded[c.name] for c in cases]
+    report = build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000, log)
     report.parts = [
-        PartUse(
-            p.problem, p.module, p.origin if p.source is not None else "missing", p.problem in run.parts_used
-        )
+        PartUse(p.problem, p.module, p.origin if p.source is not None else "missing", p.problem in used)
         for p in parts
     ]
     return report
+
+
+def _unfinished(run: RunResult | None) -> tuple[Verdict, Text] | None:
+    """Why the hidden cases need not run after the public ones: (verdict, why), or None to
+    run them. Code that did not load, or a run that stopped early, would be stopped again."""
+    if run is None:
+        return None
+    load = _load_failure(run.solutions[0], run.stop)
+    if load is not None:
+        return load
+    if run.stop is not None:
+        return run.stop.verdict, msg("not_run_after_public")
+    return None
+
+
+def _not_run(case: Case, verdict: Verdict, why: Text) -> CaseResult:
+    return CaseResult(
+        case.name,
+        case.public,
+        verdict,
+        0,
+        case.points,
+        0.0,
+        why,
+        description=split_pair(case.description),
+        ran=False,
+    )

@@ -12,12 +12,11 @@ grading, the report), taken from this checkout when the kit is made, and `practi
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import shutil
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from judge.expected import ExpectedStore
 from judge.observations import encode
 from judge.package import Problem
 from judge.protocol import save_safetensors
+from judge.public_cases import public_cases_source
 from judge.settings import CODE_ROOT
 from sandbox.backend import Backend
 
@@ -35,11 +35,6 @@ KIT_FORMAT = 1
 KIT_MODULES: tuple[str, ...] = (
     "judge/__init__.py",
     "judge/casekit.py",
-    "judge/checkers/__init__.py",
-    "judge/checkers/allclose.py",
-    "judge/checkers/base.py",
-    "judge/checkers/exact.py",
-    "judge/checkers/ulp.py",
     "judge/compare.py",
     "judge/errormap.py",
     "judge/execution.py",
@@ -49,6 +44,7 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/messages.py",
     "judge/observations.py",
     "judge/protocol.py",
+    "judge/public_cases.py",
     "judge/report.py",
     "judge/runner/__init__.py",
     "judge/runner/__main__.py",
@@ -63,71 +59,17 @@ KIT_MODULES: tuple[str, ...] = (
     "sandbox/backend.py",
     "sandbox/local.py",
 )
-# Every diagnoser: grading imports them all, and a new one must not be left out of the kit.
+# Every checker and every diagnoser: cases and grading import them all, and a new one must not
+# be left out of the kit.
 KIT_MODULES += tuple(
-    sorted(p.relative_to(CODE_ROOT).as_posix() for p in (CODE_ROOT / "judge" / "diagnose").glob("*.py"))
+    sorted(
+        p.relative_to(CODE_ROOT).as_posix()
+        for folder in ("checkers", "diagnose")
+        for p in (CODE_ROOT / "judge" / folder).glob("*.py")
+    )
 )
 LIBRARY_DIR = "_judge"  # inside practice/: the copied modules
 STATEMENTS = ("statement.zh.md", "statement.en.md")
-
-
-def public_cases_source(source: str) -> str:
-    """cases.py without its hidden cases, the helpers only they used, or its module docstring
-    (which discusses every case)."""
-    tree = ast.parse(source)
-    body = [node for node in tree.body if not _is_hidden_case(node)]
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    # Drop top-level functions and classes nothing left refers to, until none is left to drop.
-    while True:
-        used = _names_used(body)
-        kept = [
-            node
-            for node in body
-            if not (
-                isinstance(node, ast.FunctionDef | ast.ClassDef)
-                and node.name not in used
-                and not _is_case(node)
-            )
-        ]
-        if len(kept) == len(body):
-            break
-        body = kept
-    tree.body = body
-    header = "# 公开用例（练习包）/ The public cases of this problem, for the practice kit.\n"
-    return header + ast.unparse(tree) + "\n"
-
-
-def _case_call(node: ast.AST) -> ast.Call | None:
-    if not isinstance(node, ast.FunctionDef):
-        return None
-    for deco in node.decorator_list:
-        if isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "case":
-            return deco
-    return None
-
-
-def _is_case(node: ast.AST) -> bool:
-    return _case_call(node) is not None
-
-
-def _is_hidden_case(node: ast.AST) -> bool:
-    call = _case_call(node)
-    if call is None:
-        return False
-    public = next((kw.value for kw in call.keywords if kw.arg == "public"), None)
-    return not (isinstance(public, ast.Constant) and public.value is True)
-
-
-def _names_used(body: Iterable[ast.stmt]) -> set[str]:
-    used: set[str] = set()
-    for node in body:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name):
-                used.add(sub.id)
-            elif isinstance(sub, ast.Attribute):
-                used.add(sub.attr)
-    return used
 
 
 def expected_data(problem: Problem, store: ExpectedStore, backend: Backend) -> tuple[dict[str, Any], bytes]:

@@ -108,6 +108,28 @@ CATALOG: dict[str, tuple[str, str]] = {
         "结果流被破坏（{why}）：你的代码是否写入了评测进程的文件描述符？",
         "the result stream was damaged ({why}); did your code write to the runner's file descriptors?",
     ),
+    # Hidden cases run in a job of their own whose output never reaches the learner: what the
+    # code wrote there (an exception, a printed line) could carry that case's inputs out.
+    "sealed_error": (
+        "你的代码在这个隐藏用例上抛出了异常（隐藏用例不显示你的代码的报错与输出）",
+        "your code raised an error on this hidden case (for hidden cases, your code's errors and output are not shown)",
+    ),
+    "sealed_load": (
+        "你的代码在运行隐藏用例时没能加载（隐藏用例不显示你的代码的报错与输出）",
+        "your code did not load in the run of the hidden cases (for hidden cases, your code's errors and output are not shown)",
+    ),
+    "sealed_stopped": (
+        "运行隐藏用例的进程提前结束了（隐藏用例不显示你的代码的报错与输出）",
+        "the run of the hidden cases ended early (for hidden cases, your code's errors and output are not shown)",
+    ),
+    "sealed_forbidden": (
+        "你的代码在这个隐藏用例上调用了禁止的 API",
+        "your code called a forbidden API on this hidden case",
+    ),
+    "not_run_after_public": (
+        "没有运行：公开用例的运行已提前结束",
+        "not run: the run of the public cases stopped early",
+    ),
     "ended_early": (
         "你的代码提前结束了进程（退出码 {code}）",
         "your code ended the process early (exit code {code})",

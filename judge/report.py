@@ -79,9 +79,13 @@ class Report:
     time_ms: float  # the learner's cases, as timed inside the runner (no sandbox start-up)
     cases: list[CaseResult]
     elapsed_ms: float = 0.0  # the whole judgement, sandbox start-up included
-    log: str = ""  # what the learner's code printed (tail)
+    log: str = ""  # what the learner's code printed (tail), in the public cases' job only
     warnings: list[str] = field(default_factory=list)
     parts: list[PartUse] = field(default_factory=list)
+    # Whose output `log` is: "public", the job that held the public cases only (every report
+    # since hidden cases run apart); reports stored before say nothing, and a submit's may echo
+    # hidden inputs.
+    log_scope: str = "public"
 
     @classmethod
     def system_error(cls, problem: str, message: str) -> Report:
@@ -100,6 +104,7 @@ class Report:
             "cases": [c.to_dict(lang) for c in self.cases],
             "elapsed_ms": self.elapsed_ms,
             "log": self.log,
+            "log_scope": self.log_scope,
             "warnings": self.warnings,
             "parts": [p.to_dict() for p in self.parts],
         }

@@ -49,6 +49,7 @@ MAX_PLAIN = 64  # plain values (numbers, strings) in one call's arguments
 MAX_STR = 64
 
 STATUSES = ("ok", "error", "memory", "forbidden", "ce")
+NO_CASES = "# 草稿单元不带用例 / a scratch job carries no cases\n"
 
 TEXTS = {
     "not_entry": Text("这个调用不是题目的入口", "this call is not one of the problem's entry points"),
@@ -77,6 +78,11 @@ TEXTS = {
     "ref_error": Text("参考答案在这组输入上出错：{error}", "the reference raised on these inputs: {error}"),
     "ref_failed": Text("参考答案没有运行完：{why}", "the reference did not finish: {why}"),
     "match": Text("与参考答案一致（{rule}）", "matches the reference ({rule})"),
+    "budget": Text(
+        "这道题你近期请参考答案比较的次数已用完（{limit} 次 / {hours} 小时），稍后再试；你的结果照常显示",
+        "you have used this problem's comparisons with the reference for now ({limit} per {hours} h); "
+        "try again later. Your own result is shown as usual",
+    ),
     "no_calls": Text(
         "代码没有调用题目的入口（{entries}），所以没有可比较的参考答案结果",
         "the snippet called none of the problem's entry points ({entries}), "
@@ -88,6 +94,16 @@ TEXTS = {
 def text(key: str, **params: object) -> dict[str, str]:
     t = TEXTS[key]
     return {"zh": t.zh.format(**params), "en": t.en.format(**params)}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The reference's answers a learner has left on a problem: `left` of `limit` per
+    `window_s` seconds (counted by the caller, which keeps the runs)."""
+
+    left: int
+    limit: int
+    window_s: float
 
 
 @dataclass(frozen=True)
@@ -262,6 +278,7 @@ class Scratch:
     skipped: int = 0
     time_ms: float = 0.0
     elapsed_ms: float = 0.0
+    replayed: int = 0  # calls the reference answered: what the reveal budget counts
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -280,18 +297,21 @@ class Scratch:
             "skipped": self.skipped,
             "time_ms": self.time_ms,
             "elapsed_ms": self.elapsed_ms,
+            "replayed": self.replayed,
         }
 
 
 def _job(
     problem: Problem, solution: SolutionSource, scratch: dict[str, Any], parts: Sequence[PartSource]
 ) -> RunnerJob:
-    cases_source = problem.read("cases.py")
+    # No cases module at all, public or hidden: a snippet replays on the reference only inputs
+    # the learner wrote, never values a case made (a hidden case's function called from the
+    # snippet was an oracle for that case's expected outputs).
     return RunnerJob(
         problem=problem.id,
         entry_points=list(problem.spec.entry_points),
-        cases_source=cases_source,
-        cases_code=marshalled_cases(cases_source),
+        cases_source=NO_CASES,
+        cases_code=marshalled_cases(NO_CASES),
         case_names=[],
         solutions=[solution],
         forbidden=list(problem.spec.forbidden),
@@ -322,7 +342,11 @@ def run_scratch(
     startup_s: float,
     parts: Sequence[PartSource] = (),
     reference_parts: Sequence[PartSource] = (),
+    budget: Budget | None = None,
 ) -> Scratch:
+    """`budget`: how many calls the reference may still answer for this learner and problem
+    (None: no bound, for an author's own runs). Each answer reveals the reference's outputs on
+    inputs of the learner's choosing, so the site bounds them over time (web.scratch)."""
     started = time.perf_counter()
     limits = limits_for(problem, startup_s)
     job = _job(
@@ -355,7 +379,9 @@ def run_scratch(
     except (ObservationError, ValueError, TypeError) as exc:
         stop = classify_stop(result.outcome, True, True, str(exc)[:200], limits, True)
         return done(Scratch(Verdict.RE, "stopped", text=stop.text.to_dict() if stop else None))
-    scratch.calls = _compare_calls(problem, calls, backend, expected, limits, reference_parts)
+    scratch.calls, scratch.replayed = _compare_calls(
+        problem, calls, backend, expected, limits, reference_parts, budget
+    )
     if not calls and scratch.status == "ok":
         scratch.note = text("no_calls", entries=", ".join(problem.spec.entry_points))
     if scratch.skipped:
@@ -417,7 +443,9 @@ def _compare_calls(
     expected: Expected,
     limits: Limits,
     reference_parts: Sequence[PartSource],
-) -> list[dict[str, Any]]:
+    budget: Budget | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Each call as shown, and how many the reference answered."""
     profile = public_profile(problem, expected)
     entries = list(problem.spec.entry_points)
     shown: list[dict[str, Any]] = []
@@ -431,7 +459,11 @@ def _compare_calls(
             "detail": None,
             "reason": reason,
         }
-        if isinstance(call, dict) and reason is None:
+        if isinstance(call, dict) and reason is None and budget is not None and len(admitted) >= budget.left:
+            row["reason"] = text("budget", limit=budget.limit, hours=f"{budget.window_s / 3600:g}")
+            row["call"] = signature(call)
+            row["learner"] = show(call.get("out"))
+        elif isinstance(call, dict) and reason is None:
             row["call"] = signature(call)
             row["learner"] = show(call.get("out"))
             admitted.append((call, row))
@@ -441,7 +473,7 @@ def _compare_calls(
         shown.append(row)
     if admitted:
         _replay(problem, admitted, backend, profile, limits, reference_parts)
-    return shown
+    return shown, sum(1 for _, row in admitted if row["reference"] is not None)
 
 
 def _replay(

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from judge.expected import ExpectedStore
-from judge.kit import public_cases_source
+from judge.public_cases import public_cases_source
 from judge.package import Problem
 from tests.factories import judge_problem
 from tests.paths import REPO_ROOT
@@ -127,15 +127,18 @@ def test_public_cases_source_drops_hidden_cases_and_their_helpers() -> None:
     source = '''"""notes about every case"""
 from judge.casekit import case
 
+HIDDEN_SCALE = 8675.309
+SHARED_SCALE = 2.5
+
 def _only_hidden(x):
-    return x
+    return x * HIDDEN_SCALE
 
 def _shared(x):
     return x
 
 @case(points=1, public=True)
 def shown(impl, rng):
-    return {"y": _shared(1)}
+    return {"y": _shared(SHARED_SCALE)}
 
 @case(points=1)
 def secret(impl, rng):
@@ -146,8 +149,8 @@ def also_secret(impl, rng):
     return {}
 '''
     kept = public_cases_source(source)
-    assert "def shown" in kept and "def _shared" in kept
-    for gone in ("secret", "_only_hidden", "notes about every case"):
+    assert "def shown" in kept and "def _shared" in kept and "SHARED_SCALE = 2.5" in kept
+    for gone in ("secret", "_only_hidden", "notes about every case", "HIDDEN_SCALE", "8675"):
         assert gone not in kept
     compile(kept, "cases.py", "exec")
 
