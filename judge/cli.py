@@ -69,7 +69,10 @@ def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
     backend, warnings = make_backend(args.backend or settings.backend, one)
     store = ExpectedStore(settings.cache_dir, settings.startup_s)
     try:
-        report = judge_source(problem, source, backend, store, args.cases, settings.startup_s, parts)
+        # An author's run: the hidden cases' messages are theirs to read (seal_hidden off).
+        report = judge_source(
+            problem, source, backend, store, args.cases, settings.startup_s, parts, seal_hidden=False
+        )
     finally:
         backend.close()
     report.warnings = warnings + report.warnings

@@ -293,9 +293,11 @@ def judge_source(
     which: Which = "all",
     startup_s: float = 30.0,
     parts: Sequence[PartSource] = (),
+    seal_hidden: bool = True,
 ) -> Report:
     """Judge one learner submission end to end. `parts`: the code of every part it may import
-    (the caller decides whose: the learner's on the site and in the kit).
+    (the caller decides whose: the learner's on the site and in the kit). `seal_hidden` False
+    keeps the hidden job's messages: for an author's `judge run`, who has every case anyway.
 
     The learner's code runs in two jobs: the public cases with a cases module cut down to them
     (`judge.public_cases`), whose messages and log the learner reads, and then the hidden cases
@@ -358,11 +360,12 @@ def judge_source(
         else:
             sealed = learner_run(hidden, whole)
             run = sealed.solutions[0]
-            results = grade_solution(hidden, run, sealed.stop, expected, sealed=True)
+            results = grade_solution(hidden, run, sealed.stop, expected, sealed=seal_hidden)
             attach_hints(hidden, results, run, expected)
             for r in results:
                 graded[r.name] = r
-            used.update(run.parts_used)
+            if not seal_hidden:  # which parts it imported is the code's choice: a signal too
+                used.update(run.parts_used)
     results = [graded[c.name] for c in cases]
     report = build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000, log)
     report.parts = [

@@ -146,3 +146,13 @@ def test_a_scratch_snippet_finds_no_case_to_call(kind: str, problem: Problem, st
     assert result.status == "ok", result.to_dict()
     assert "CASES [] []" in result.log  # no cases module content at all, and nothing to loot
     assert _leaks(result.to_dict()) == []
+
+
+def test_an_authors_run_keeps_the_hidden_cases_words(problem: Problem, store: ExpectedStore) -> None:
+    """`judge run` (seal_hidden off): the author has every case, so the hidden job's error is
+    shown as the code raised it; the same looter's loot is there, so the tests above see what
+    sealing removes, not a run that found nothing."""
+    report = judge_source(problem, LOOTER, local_backend(), store, "all", seal_hidden=False)
+    hidden = report.cases[1]
+    assert hidden.verdict == Verdict.RE and hidden.message is not None
+    assert "LOOT" in hidden.message.en and "HIDDEN-CASE-5e1d" in hidden.message.en

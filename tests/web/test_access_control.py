@@ -453,7 +453,9 @@ def test_hidden_cases_teach_without_leaking(tmp_path: Path) -> None:
             assert {"message", "error_map"}.isdisjoint(shown)
             assert all(d["message"] is None and d["label"] for d in case["diagnoses"]), case["diagnoses"]
         assert any(c["description"] for c in hidden)
-        assert mine["log"] is None  # a submit's output may echo hidden inputs
+        # A submit's log is the public cases' job's: it never held a hidden case.
+        assert isinstance(mine["log"], str)
+        assert all(c["time_ms"] is None for c in hidden)  # a time could carry what the code read
 
         res = client.get(f"/api/submissions/{sub_id}", headers=bearer(b_token))
         assert res.status_code == 404 and marker not in res.text
@@ -465,3 +467,4 @@ def test_hidden_cases_teach_without_leaking(tmp_path: Path) -> None:
         failed_hidden = [c for c in body["cases"] if not c["public"] and c["verdict"] != "AC"]
         assert failed_hidden and all(c["message"] for c in failed_hidden)
         assert [c["name"] for c in body["cases"]] == [c["name"] for c in mine["cases"]]
+        assert all(isinstance(c["time_ms"], float) for c in body["cases"])

@@ -215,7 +215,7 @@ def test_the_reference_is_accepted_with_per_case_results(flow: Flow) -> None:
     assert sum(c["score"] for c in sub["cases"]) == 100
     assert {c["name"] for c in sub["cases"] if c["public"]} == set(PUBLIC_CASES)
     assert sub["finished_at"] is not None and sub["time_ms"] is not None
-    assert sub["log"] is None  # a submit's output may echo hidden inputs
+    assert isinstance(sub["log"], str)  # the public cases' job's output: it held no hidden case
 
 
 @pytest.mark.slow

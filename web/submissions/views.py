@@ -11,8 +11,10 @@ from judge.texts import Text, split_pair
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # What a learner sees of a hidden case: no message (it holds expected values and indices), no
-# picture of the error, and diagnoses by kind only (their sentences name shapes and indices).
-HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "time_ms", "ran")
+# picture of the error, diagnoses by kind only (their sentences name shapes and indices), and
+# no time: the code chooses how long a case takes, so a time could spell out what it read of
+# the hidden case, a number per case per submission.
+HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "ran")
 
 
 class DiagnosisOut(BaseModel):
@@ -27,7 +29,7 @@ class CaseOut(BaseModel):
     verdict: str
     score: int
     max_score: int
-    time_ms: float
+    time_ms: float | None  # None: a hidden case, read by a learner
     ran: bool = True  # False: the case never ran, so time_ms is 0 by construction, not measured
     message: str | None = None
     hint: str | None = None
@@ -63,7 +65,7 @@ class SubmissionDetail(SubmissionSummary):
     username: str
     code: str
     problem_version: str | None  # content hash of the package version it was judged against
-    time_ms: float | None  # the learner's cases, measured inside the sandbox
+    time_ms: float | None  # the learner's cases, measured inside the sandbox (a learner: the public ones)
     cases: list[CaseOut]
     log: str | None
     warnings: list[str]
@@ -111,6 +113,7 @@ def visible_cases(report: dict[str, Any] | None, full: bool, lang: str = "zh") -
         out.append(
             CaseOut(
                 **{k: case[k] for k in HIDDEN_CASE_FIELDS},
+                time_ms=case.get("time_ms") if shown else None,
                 message=_text(case.get("message"), lang) if shown else None,
                 hint=_text(case.get("hint"), lang),
                 description=_text(case.get("description"), lang),
@@ -125,17 +128,27 @@ def detail(
     sub: Submission, username: str, version: str | None, full: bool, lang: str = "zh"
 ) -> SubmissionDetail:
     report = sub.report or {}
-    # A submit's printed output may echo hidden inputs; a run only sees public cases.
-    log = report.get("log") if (full or sub.mode == Mode.RUN) else None
+    # The log is the public cases' job's output (`log_scope`); a submit judged before hidden
+    # cases ran apart printed in the same process as them, so its log may echo hidden inputs.
+    public_log = sub.mode == Mode.RUN or report.get("log_scope") == "public"
+    log = report.get("log") if (full or public_log) else None
     return SubmissionDetail(
         **summary(sub).model_dump(),
         username=username,
         code=sub.code,
         problem_version=version,
-        time_ms=report.get("time_ms"),
+        time_ms=report.get("time_ms") if full else _public_time(report),
         cases=visible_cases(report, full, lang),
         log=log,
         # Each warning is kept as "中文\nEnglish" (older ones in one line, shown as they are).
         warnings=[split_pair(str(w)).get(lang) for w in report.get("warnings", [])],
         parts=[PartOut(**p) for p in report.get("parts", []) if isinstance(p, dict)],
     )
+
+
+def _public_time(report: dict[str, Any]) -> float | None:
+    """The time of the cases a learner may see the times of (the public ones)."""
+    if "time_ms" not in report:
+        return None
+    times = [c.get("time_ms") or 0.0 for c in report.get("cases", []) if c.get("public")]
+    return round(float(sum(times)), 1)
