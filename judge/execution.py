@@ -17,7 +17,7 @@ from typing import Any, Literal
 from judge.interfaces import JudgedProblem
 from judge.messages import msg
 from judge.observations import ObservationError, decode
-from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream
+from judge.protocol import SAFETENSORS_DTYPES, Frame, ParsedStream, StreamLimits, parse_stream
 from judge.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
 from judge.runner.main import EXIT_INTERNAL
 from judge.texts import Text, same
@@ -26,6 +26,9 @@ from sandbox.backend import Backend, Limits, Outcome, RunnerSpec
 
 PROBLEM_ID = re.compile(r"[0-9]{3,5}")
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(\.[A-Za-z_][A-Za-z0-9_]{0,40}){0,4}")
+# What the runner says a returned tensor is when the stream cannot carry it (a dtype, a layout).
+UNRETURNABLE = re.compile(r"[a-z][a-z0-9_.]{0,47}")
+RETURNABLE_DTYPES = ", ".join(str(dtype).removeprefix("torch.") for dtype, _ in SAFETENSORS_DTYPES.values())
 CaseStatus = Literal["ok", "error", "memory", "forbidden"]
 LOG_TAIL = 2000
 
@@ -49,6 +52,9 @@ class CaseRun:
     observations: Any = None
     message: str = ""
     api: str | None = None
+    # The judge's own words for the error, in both languages, when it has them (a tensor that
+    # cannot be returned); `message` then holds both in one string, for readers of it alone.
+    text: Text | None = None
 
 
 @dataclass
@@ -133,10 +139,18 @@ def run_solutions(
     outcome = backend.run(job.to_bytes(), limits)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
     parsed = parse_stream(outcome.result, stream_limits)
-    return interpret(parsed, outcome, len(solutions), limits)
+    return interpret(parsed, outcome, len(solutions), limits, case_names)
 
 
-def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: Limits) -> RunResult:
+def interpret(
+    parsed: ParsedStream,
+    outcome: Outcome,
+    n_solutions: int,
+    limits: Limits,
+    case_names: Sequence[str] | None = None,
+) -> RunResult:
+    """`case_names`: the cases the job asked for; with them, a `done` frame counts only once
+    every solution's load and every loaded solution's cases were reported."""
     runs = [SolutionRun() for _ in range(n_solutions)]
     runtime: dict[str, Any] = {}
     finished = False
@@ -157,10 +171,25 @@ def interpret(parsed: ParsedStream, outcome: Outcome, n_solutions: int, limits: 
             runtime = {k: frame.head.get(k) for k in ("torch", "python", "protocol")}
         finished = finished or kind == "done"
     started = any(r.load_status is not None for r in runs)
+    if finished and started and case_names is not None and not _complete(runs, case_names):
+        # The runner writes `done` only after all of that: this one came from learner code
+        # (which can write to the stream), and the run ended before the runner finished. Not
+        # finished, then: the learner's early end (RE), never cases the runner "forgot" (SE).
+        finished = False
     stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
     if stop is not None and stop.verdict == Verdict.TLE:
         stop.ran_ms = cut_off_ms(outcome, runs)
     return RunResult(runs, outcome, stop, runtime)
+
+
+def _complete(runs: list[SolutionRun], case_names: Sequence[str]) -> bool:
+    """Whether the stream reports everything a finished runner reports for the job."""
+    for run in runs:
+        if run.load_status in (None, "started"):
+            return False
+        if run.load_status == "ok" and any(name not in run.cases for name in case_names):
+            return False
+    return True
 
 
 def cut_off_ms(outcome: Outcome, runs: list[SolutionRun]) -> float:
@@ -222,6 +251,13 @@ def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
     if status == "forbidden":
         api = head.get("api")
         return CaseRun("forbidden", elapsed, api=api[:200] if isinstance(api, str) else "?")
+    what = head.get("unreturnable")
+    if status == "error" and isinstance(what, str) and UNRETURNABLE.fullmatch(what):
+        if what.startswith("torch."):
+            text = msg("unreturnable_dtype", dtype=what, allowed=RETURNABLE_DTYPES)
+        else:
+            text = msg("unreturnable_layout", kind=what)
+        return CaseRun("error", elapsed, message=text.both(), text=text)
     if status in ("error", "memory"):
         return CaseRun(status, elapsed, message=message)
     shown = repr(status[:40]) if isinstance(status, str) else f"of type {type(status).__name__}"

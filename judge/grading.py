@@ -112,7 +112,7 @@ def grade_solution(
                     r.message = r.message + runner_message("\n" + got.message)
             else:
                 r.verdict = Verdict.RE
-                r.message = msg("sealed_error") if sealed else runner_message(got.message)
+                r.message = msg("sealed_error") if sealed else (got.text or runner_message(got.message))
         results.append(r)
     return results
 

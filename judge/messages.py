@@ -134,6 +134,17 @@ CATALOG: dict[str, tuple[str, str]] = {
         "你的代码提前结束了进程（退出码 {code}）",
         "your code ended the process early (exit code {code})",
     ),
+    # what a case returned, when the result stream cannot carry it
+    "unreturnable_dtype": (
+        "你的代码返回了 dtype 为 {dtype} 的张量，这种 dtype 不能返回：请先转换成 {allowed} 之一",
+        "your code returned a tensor of dtype {dtype}, and this dtype cannot be returned: "
+        "convert it to one of {allowed} first",
+    ),
+    "unreturnable_layout": (
+        "你的代码返回了 {kind} 张量，这种张量不能返回：请返回普通的稠密张量（.to_dense()；嵌套张量用 .unbind()）",
+        "your code returned a {kind} tensor, which cannot be returned: return a plain dense tensor "
+        "(.to_dense(), or .unbind() for a nested one)",
+    ),
 }
 
 

@@ -91,6 +91,21 @@ def encode_frame(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None =
 _DTYPE_NAMES = {dtype: name for name, (dtype, _) in SAFETENSORS_DTYPES.items()}
 
 
+def unsendable(t: torch.Tensor) -> str | None:
+    """Why the stream cannot carry `t`: "nested", its layout ("sparse_coo", ...) or its dtype
+    ("torch.float8_e4m3fn", "torch.uint16", "torch.complex64", ...); None when it can.
+
+    What a case returns is the learner's: the runner asks this before it writes the frame, so
+    such a tensor is that case's error instead of a runner that fails while writing."""
+    if t.is_nested:
+        return "nested"
+    if t.layout != torch.strided:
+        return str(t.layout).removeprefix("torch.").lstrip("_")
+    if t.dtype not in _DTYPE_NAMES:
+        return str(t.dtype)
+    return None
+
+
 def _tensor_bytes(t: torch.Tensor) -> bytes:
     t = t.detach().to("cpu").contiguous()
     if t.dtype not in _DTYPE_NAMES:

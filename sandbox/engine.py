@@ -5,11 +5,11 @@ container per job) and a pooled one (sandbox.docker_warm, a fork server started 
 its jobs). It knows containers, not runners or jobs: what runs in one is the caller's.
 
 Every container gets the same lock-down: no network, a read-only root, a small tmpfs for
-/tmp, no capabilities (beyond what the caller adds), no-new-privileges, and limits on
-processes, memory (no swap), CPU, open files, file size and core dumps; Docker's log driver
-is off (a learner's megabytes of output must not land on the host's disk). Each container
-carries a label naming its owner (host and pid), so a judge that starts after a crash
-removes the ones its dead predecessor left behind.
+/tmp, an empty read-only /dev/mqueue, no capabilities (beyond what the caller adds),
+no-new-privileges, and limits on processes, memory (no swap), CPU, open files, file size
+and core dumps; Docker's log driver is off (a learner's megabytes of output must not land
+on the host's disk). Each container carries a label naming its owner (host and pid), so a
+judge that starts after a crash removes the ones its dead predecessor left behind.
 """
 
 from __future__ import annotations
@@ -42,6 +42,13 @@ STALE_AFTER_S = 3600.0
 PYTHON = "python3"
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+# Docker mounts the container's POSIX message queue filesystem writable at /dev/mqueue: a
+# queue made there with open(2) outlives the job that made it, and in a fork server the next
+# job (another learner's) could read it. A mount of our own at the same place replaces
+# Docker's: an empty tmpfs, read-only (and too small to hold anything, should it ever be
+# remounted), so nothing can be made there whatever the job's uid.
+MASKED = ("/dev/mqueue",)
+MASK_OPTIONS = "ro,nosuid,nodev,noexec,size=4k,mode=0555"
 
 
 class EngineFailure(Exception):
@@ -96,6 +103,10 @@ class Attachment:
 
 class Engine:
     """One Docker engine and the runtime image, as the sandbox uses them."""
+
+    # The kernel filesystems covered in every container (a test of the fork server's own
+    # after-job check makes containers without, to see what the check alone does).
+    masked: tuple[str, ...] = MASKED
 
     def __init__(
         self, client: docker.DockerClient, image: str, policy: ContainerPolicy | None = None
@@ -184,7 +195,7 @@ class Engine:
                 host_config=self.client.api.create_host_config(
                     network_mode="none",
                     read_only=True,
-                    tmpfs={"/tmp": scratch},
+                    tmpfs={"/tmp": scratch, **dict.fromkeys(self.masked, MASK_OPTIONS)},
                     cap_drop=["ALL"],
                     cap_add=cap_add or None,
                     security_opt=["no-new-privileges"],

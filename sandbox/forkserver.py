@@ -30,8 +30,8 @@ working folder, reports how the job ended, and says whether it is still fit to s
 
 It is unfit (it reports so and exits) after its N jobs, or after anything unusual: a
 process of the job survived, the folder could not be removed, the child was killed by a
-signal the server did not send (the kernel's OOM killer), or its own error. The host
-then discards the container.
+signal the server did not send (the kernel's OOM killer), anything left in a place a job
+can write (see leftovers), or its own error. The host then discards the container.
 
 No job's data stays in the server's memory for the next job to find in its forked copy:
 the payload goes from stdin to a memfd, and the job's output to stdout, through one
@@ -79,6 +79,15 @@ DRAIN_S = 2.0
 EXIT_CHILD_SETUP = 71
 # In a waiting child: the pipe on which the job's limits arrive.
 GO_FD = 3
+# Besides a job's own folder, the places its uid could write that outlive it, as found from
+# inside jobs (tests/sandbox/test_writable_places.py walks a container for them): /dev/mqueue
+# (sandbox.engine covers it with an empty read-only mount; queues made there with open(2)
+# carried data to the next job) and /dev/shm (absent: containers get no IPC of the host's).
+# Each must be empty between jobs; so must the work root, where only the server makes
+# folders, and the container's System V IPC tables (the filter refuses those calls). They
+# are checked whatever the mounts and the filter say, in case either is ever lost.
+SHARED_PLACES = ("/dev/mqueue", "/dev/shm")
+SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
 
 
 def _resolve(spec: str) -> Callable[[], Any]:
@@ -182,6 +191,13 @@ class Server:
             finally:
                 self.buffer[:] = bytes(len(self.buffer))
             end["fit"] = end.get("fit", True) and serial + 1 < self.jobs
+            if end["fit"]:
+                # Only when another job would come here: a fraction of a millisecond on the
+                # verdict's path. (The next job's folder is made after this report.)
+                left = leftovers()
+                if left:
+                    end["fit"] = False
+                    end["left"] = left[:10]
             self.send_json(wire.END, end)
             if not end["fit"]:
                 return 0
@@ -539,6 +555,35 @@ def _kill_as(uid: int, workdir: str | None) -> int:
         return 0
     except BaseException:
         return 2
+
+
+def leftovers(
+    work_root: str = WORK_ROOT,
+    places: tuple[str, ...] = SHARED_PLACES,
+    ipc_tables: tuple[str, ...] = SYSV_IPC,
+) -> list[str]:
+    """What is left where a job could have written, between jobs (every job's folder is gone
+    by then): entries of the work root and of `places`, and System V IPC tables with a row.
+    A place that does not exist holds nothing; one that cannot be read counts as a leftover."""
+    left: list[str] = []
+    for place in (work_root, *places):
+        try:
+            left += [os.path.join(place, name) for name in sorted(os.listdir(place))]
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            left.append(f"{place} ({exc.strerror})")
+    for table in ipc_tables:
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]  # below the header line
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            rows = [str(exc.strerror)]
+        if any(row.strip() for row in rows):
+            left.append(table)
+    return left
 
 
 def _kill_pids(pids: list[int]) -> None:

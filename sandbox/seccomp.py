@@ -6,9 +6,9 @@ own default profile: the calls that would let learner code inspect or tamper wit
 process (ptrace, process_vm_*), leave or build namespaces (unshare, setns, clone with a
 CLONE_NEW* flag), make a sibling instead of a child (clone with CLONE_PARENT: the sibling
 would be the server's child, a zombie it never expected), reach a network or a local
-socket, change identity, leave System V IPC objects behind, signal the server that runs
-them, or reach kernel surfaces that judging never needs (bpf, perf, io_uring, keys,
-modules, mounts).
+socket, change identity, leave System V IPC objects or POSIX message queues behind (or
+use a queue's descriptor however it was opened), signal the server that runs them, or
+reach kernel surfaces that judging never needs (bpf, perf, io_uring, keys, modules, mounts).
 
 Denied calls fail with EPERM instead of killing the process, so a learner who calls one
 gets a clear Python exception (a runtime error) rather than a silent death. clone3 fails
@@ -74,9 +74,12 @@ DENIED = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog", "quotactl",
     "open_by_handle_at", "name_to_handle_at", "personality", "vhangup", "iopl", "ioperm",
     "modify_ldt", "uselib", "lookup_dcookie", "fanotify_init", "move_pages", "migrate_pages",
-    # System V IPC and POSIX message queues outlive a job: no channel to the next one
+    # System V IPC and POSIX message queues outlive a job: no channel to the next one. Every
+    # mq_* call, not only mq_open: a queue's descriptor can come from open(2) on an mqueue
+    # filesystem (sandbox.engine masks Docker's), and the calls on it must fail too.
     "shmget", "shmat", "shmctl", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd",
-    "msgrcv", "msgctl", "mq_open",
+    "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+    "mq_getsetattr",
     # signals by file descriptor would get round the pid checks below
     "pidfd_open", "pidfd_send_signal",
 )  # fmt: skip
@@ -100,7 +103,9 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "uselib": 134, "lookup_dcookie": 212, "fanotify_init": 300, "move_pages": 279,
         "migrate_pages": 256, "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64,
         "semop": 65, "semctl": 66, "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
-        "msgctl": 71, "mq_open": 240, "pidfd_open": 434, "pidfd_send_signal": 424,
+        "msgctl": 71, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
+        "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245, "pidfd_open": 434,
+        "pidfd_send_signal": 424,
         "clone": 56, "clone3": 435, "kill": 62, "tkill": 200, "tgkill": 234,
     },
     "aarch64": {
@@ -121,7 +126,9 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "lookup_dcookie": 18, "fanotify_init": 262, "move_pages": 239, "migrate_pages": 238,
         "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
         "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195,
-        "shmat": 196, "mq_open": 180, "pidfd_open": 434, "pidfd_send_signal": 424,
+        "shmat": 196, "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182,
+        "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185, "pidfd_open": 434,
+        "pidfd_send_signal": 424,
         "clone": 220, "clone3": 435, "kill": 129, "tkill": 130, "tgkill": 131,
     },
 }  # fmt: skip

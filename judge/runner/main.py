@@ -127,6 +127,18 @@ def _run(out: BinaryIO) -> int:
     def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
         out.write(encode_frame(head, tensors))
 
+    def emit_case(head: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
+        """A case's frame; one that cannot be written (a string with a lone surrogate, which is
+        not UTF-8) is that case's error, not the runner's failure."""
+        try:
+            frame = encode_frame(head, tensors)
+        except (ValueError, TypeError, OverflowError) as exc:
+            from judge.runner.tracebacks import exception_line
+
+            keep = {k: head[k] for k in ("kind", "solution", "case", "time_ms")}
+            frame = encode_frame({**keep, "status": "error", "message": exception_line(exc)})
+        out.write(frame)
+
     # "hello" comes before the job is read: a warm sandbox waits here with everything loaded,
     # and the job's clock starts when its first byte is written.
     emit(
@@ -182,7 +194,7 @@ def _run(out: BinaryIO) -> int:
             c = by_name[name]
             head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
             head.update({"kind": "case", "solution": index, "case": name})
-            emit(head, tensors)
+            emit_case(head, tensors)
     emit({"kind": "done"})
     out.flush()
     if data_dir is not None:
@@ -287,6 +299,7 @@ def _run_case(
 
     from judge.casekit import CaseSetupError
     from judge.observations import ObservationError, encode
+    from judge.protocol import unsendable
     from judge.runner.guards import ForbiddenAPIError
     from judge.runner.tracebacks import exception_line, learner_traceback
 
@@ -320,8 +333,56 @@ def _run_case(
     try:
         head["obs"], tensors = encode(value)
     except (ObservationError, RuntimeError, TypeError) as exc:
+        # A sparse or jagged tensor fails in the encoder itself: say what it is, if that is why.
+        what = _first_unsendable(value)
+        if what is not None:
+            return _unreturnable(what, head["time_ms"]), {}
         return {"status": "error", "message": exception_line(exc), "time_ms": head["time_ms"]}, {}
+    # The encoder's plain copies: a dtype the stream cannot carry (float8, uint16, complex, ...)
+    # would otherwise fail the runner while it writes the frame.
+    for t in tensors.values():
+        what = unsendable(t)
+        if what is not None:
+            return _unreturnable(what, head["time_ms"]), {}
     return head, tensors
+
+
+def _unreturnable(what: str, time_ms: float) -> dict[str, Any]:
+    """The frame head of a case whose value holds a tensor the stream cannot carry: the judge
+    words the message from `unreturnable` (judge.execution.case_run)."""
+    return {
+        "status": "error",
+        "unreturnable": what,
+        "message": f"a tensor of {what} cannot be returned",
+        "time_ms": time_ms,
+    }
+
+
+def _first_unsendable(value: Any) -> str | None:
+    """The first tensor in what a case returned that the stream cannot carry, walked as the
+    encoder walks it (dicts, lists, tuples; as deep and as many as it takes); None if none."""
+    import torch
+
+    from judge.observations import MAX_DEPTH, MAX_NODES
+    from judge.protocol import unsendable
+
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    try:
+        while pending and seen < MAX_NODES:
+            item, depth = pending.pop()
+            seen += 1
+            if isinstance(item, torch.Tensor):
+                what = unsendable(item)
+                if what is not None:
+                    return what
+            elif depth < MAX_DEPTH and isinstance(item, dict):
+                pending.extend((v, depth + 1) for v in reversed(list(item.values())))
+            elif depth < MAX_DEPTH and isinstance(item, (list, tuple)):
+                pending.extend((v, depth + 1) for v in reversed(item))
+    except Exception:  # a tensor subclass of the learner's may raise on any attribute
+        return None
+    return None
 
 
 def _failure_status(exc: BaseException) -> str:

@@ -382,6 +382,33 @@ def f(x):
         )
         for what, frame in _FORGED_FRAMES.items()
     ),
+    # Only a "done" frame, then the exit of a finished runner: the judge took the run for
+    # finished and gave every case it lacked SE, the judge's fault.
+    _h(
+        "forged_done_then_exit",
+        "RE",
+        """
+import json, os, struct
+def f(x):
+    head = json.dumps({"kind": "done"}).encode()
+    frame = struct.pack(">4sIQ", b"JDG1", len(head), 0) + head
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        if fd > 2:
+            try:
+                os.write(fd, frame)
+            except OSError:
+                pass
+    os._exit(0)
+""",
+    ),
+    # A dtype the result stream cannot carry: the runner failed writing the frame (exit 70),
+    # which blamed the runner's stream for every case.
+    Hostile(
+        "unreturnable_dtype",
+        "import torch\ndef f(x):\n    return (x * 2).to(torch.float8_e4m3fn)\n",
+        frozenset({"RE"}),
+        ("did it close", "runner failed"),
+    ),
     _h(
         "fake_ac_report_then_exit",
         "RE",
@@ -447,6 +474,60 @@ except OSError:
     pass
 def f(x):
     return x * 2
+""",
+    ),
+    # --- what a job leaves for the next one ------------------------------------------------
+    _h(
+        "mqueue_drop",
+        "WA",
+        # Docker mounts a writable mqueue filesystem at /dev/mqueue: a queue made there with
+        # open(2) (mq_open was refused, mq_timedsend on the descriptor was not) stayed in a fork
+        # server, and the next learner's job read it. Right (AC) only if the job could leave a
+        # queue there or read a message an earlier job left, by path or by name.
+        """
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+MQ_OPEN, MQ_SEND, MQ_RECEIVE = {"x86_64": (240, 242, 243), "aarch64": (180, 182, 183)}[platform.machine()]
+NAMES = ("judge-drop-open", "judge-drop-mq")
+state = []
+def read_left():
+    try:
+        names = set(os.listdir("/dev/mqueue")) | set(NAMES)
+    except OSError:
+        names = set(NAMES)
+    got = []
+    buf = ctypes.create_string_buffer(8192)
+    for name in names:
+        fds = [libc.syscall(MQ_OPEN, name.encode(), os.O_RDONLY | os.O_NONBLOCK, 0, None)]
+        try:
+            fds.append(os.open("/dev/mqueue/" + name, os.O_RDONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        for fd in fds:
+            while fd >= 0 and (n := libc.syscall(MQ_RECEIVE, fd, buf, 8192, None, None)) >= 0:
+                got.append(buf.raw[:n])
+    return got
+def leave():
+    message = b"left by another learner"
+    try:
+        fd = os.open("/dev/mqueue/" + NAMES[0], os.O_CREAT | os.O_RDWR, 0o666)
+        os.fchmod(fd, 0o666)
+        libc.syscall(MQ_SEND, fd, message, len(message), 0, None)
+    except OSError:
+        pass
+    fd = libc.syscall(MQ_OPEN, NAMES[1].encode(), os.O_CREAT | os.O_RDWR, 0o666, None)
+    if fd >= 0:
+        libc.syscall(MQ_SEND, fd, message, len(message), 0, None)
+def f(x):
+    if not state:
+        stolen = read_left()
+        leave()
+        try:
+            visible = os.listdir("/dev/mqueue")
+        except OSError:
+            visible = []
+        state.append(bool(stolen or visible))
+    return x * 2 if state[0] else x * 3
 """,
     ),
     # --- network ---------------------------------------------------------------------------
