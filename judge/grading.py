@@ -133,6 +133,7 @@ def _first_error_map(
             and isinstance(g, torch.Tensor)
             and e.shape == g.shape
             and e.numel() > 1
+            and case.checker_for(m.path).elementwise  # two random draws differ everywhere
         ):
             emap = error_map(e, g, case.checker_for(m.path))
             if emap is not None:
@@ -277,7 +278,7 @@ def build_report(
         score=sum(r.score for r in results),
         max_score=sum(c.points for c in cases),
         backend=backend.name,
-        time_ms=round(sum(r.time_ms for r in results), 1),
+        time_ms=round(sum(r.time_ms or 0.0 for r in results), 1),
         cases=results,
         elapsed_ms=round(elapsed_ms, 1),
         log=log[-4000:],

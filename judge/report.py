@@ -20,7 +20,7 @@ class CaseResult:
     verdict: Verdict
     score: int
     max_score: int
-    time_ms: float
+    time_ms: float | None  # None: not told (a hidden case's time, as the site shows a learner)
     message: Text = EMPTY
     hint: Text = EMPTY
     description: Text = EMPTY
@@ -113,6 +113,13 @@ class Report:
         return json.dumps(self.to_dict(lang), ensure_ascii=False, indent=2)
 
 
+def _time(case: CaseResult) -> str:
+    """A case's time for the table: "—" where it never ran or its time is not told."""
+    if not case.ran or case.time_ms is None:
+        return f"{'—':>9}"
+    return f"{case.time_ms:>7.1f}ms"
+
+
 def _indent(text: str, prefix: str = "      ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
@@ -134,7 +141,7 @@ def render_table(report: Report, title: str = "", lang: str = "zh") -> str:
     for c in report.cases:
         vis = "public" if c.public else "hidden"
         score = f"{c.score}/{c.max_score}"
-        lines.append(f"  {c.name:<{width}}  {vis:6}  {c.verdict!s:<7}  {score:>7}  {c.time_ms:>7.1f}ms")
+        lines.append(f"  {c.name:<{width}}  {vis:6}  {c.verdict!s:<7}  {score:>7}  {_time(c)}")
         if c.verdict != Verdict.AC:
             if c.message:
                 lines.append(_indent(c.message.get(lang)))

@@ -113,7 +113,9 @@ def judge(problem: Problem | Path, source: str, store: ExpectedStore, which: Whi
     """Judged on the local backend, with the parts' references as its parts (as `judge run`)."""
     if isinstance(problem, Path):
         problem = Problem(problem)
-    return judge_source(problem, source, local_backend(), store, which, parts=problem.reference_parts())
+    return judge_source(
+        problem, source, local_backend(), store, which, parts=problem.reference_parts(), seal_hidden=False
+    )
 
 
 _shared: list[Backend] = []
@@ -145,8 +147,11 @@ def close_shared_backend() -> None:
 
 def judge_problem(problem: Problem, source: str, store: ExpectedStore, which: Which = "all") -> Report:
     """A shipped problem judged as on the server (see shared_backend), with the parts'
-    references as its parts."""
-    return judge_source(problem, source, shared_backend(), store, which, parts=problem.reference_parts())
+    references as its parts, and its hidden cases' messages kept, as `judge run` shows an
+    author (the site seals them: tests/adversarial/test_hidden_cases_apart.py)."""
+    return judge_source(
+        problem, source, shared_backend(), store, which, parts=problem.reference_parts(), seal_hidden=False
+    )
 
 
 @contextlib.contextmanager

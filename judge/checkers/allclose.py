@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -20,6 +21,7 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class AllClose:
+    elementwise: ClassVar[bool] = True
     rtol: float | None = None
     atol: float | None = None
     name: str = "allclose"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -18,6 +19,7 @@ def _equal(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | N
 
 @dataclass(frozen=True)
 class Exact:
+    elementwise: ClassVar[bool] = True
     name: str = "exact"
 
     def describe(self) -> str:

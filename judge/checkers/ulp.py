@@ -10,6 +10,7 @@ elements by one ulp) and no further.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -43,6 +44,7 @@ def ulp_distance(expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class Ulp:
+    elementwise: ClassVar[bool] = True
     max_ulps: int = 1
     max_fraction: float = 1.0  # of all elements, how many may differ at all (by 1..max_ulps)
     name: str = "ulp"

@@ -30,7 +30,11 @@ matrix, and everything in float64):
   are 1 ulp off and 3-4% more (measured on head_dim 32 to 128, five seeds; 23% and 30 ulps
   at worst on this case's input); multiplying in bf16 moves 26% of y and of the gradient.
 - Attention scores (up to 24 in size) at positions near 1500: correct formulations differ
-  by at most 3.7e-4, hence atol 5e-3; mistakes by 10 or more.
+  by at most 3.7e-4, hence atol 5e-3; mistakes by 10 or more. Both the near and the shifted
+  scores are compared with the reference's; until version 3 the case also returned a flag it
+  computed itself (max difference < 0.1), in the learner's process, where a patched torch
+  decides what it says. partial_rotary likewise returns the bf16 tail (compared exactly)
+  instead of a torch.equal flag.
 - bf16 output at positions above 30000 with the learner's own table: the angle drift above
   moves up to 4% of elements, max abs error 0.031 (1 ulp at |y| >= 4), so this case uses a
   tolerance (atol 5e-2, rtol 1.6e-2) instead of ulps; mistakes are off by 10 or more.
@@ -154,7 +158,7 @@ def decode_step_batched(impl, rng):
     return {"step": step, "left_padded": padded}
 
 
-@case(points=6, checker=allclose(rtol=1e-5, atol=1e-5), checkers={"bf16": BF16_APPLY})
+@case(points=6, checker=allclose(rtol=1e-5, atol=1e-5), checkers={"bf16": BF16_APPLY, "bf16_tail": exact()})
 def partial_rotary(impl, rng):
     """部分旋转：表宽 8、head_dim 32，只旋转前 8 个特征，其余原样 /
     partial rotary: an 8-wide table on head_dim 32 rotates the first 8 features and copies the rest"""
@@ -163,7 +167,8 @@ def partial_rotary(impl, rng):
     y = impl.apply_rope(x, cos, sin, torch.arange(2, 8))
     xb = rng.normal(1, 6, 2, 32, std=2.0, dtype=torch.bfloat16)
     yb = impl.apply_rope(xb, cos, sin, torch.arange(6))
-    return {"y": y, "bf16_tail_unchanged": bool(torch.equal(yb[..., 8:], xb[..., 8:])), "bf16": yb}
+    # The features past the table are copied: exactly the input's, compared by the judge.
+    return {"y": y, "bf16_tail": yb[..., 8:], "bf16": yb}
 
 
 @case(points=8, checkers={"grads": allclose(rtol=1e-5, atol=1e-5)})
@@ -249,8 +254,6 @@ def relative_position(impl, rng):
         kr = impl.apply_rope(k, cos, sin, pos)
         return torch.einsum("bqhd,bkhd->bhqk", qr, kr)
 
-    s_near, s_far = scores(near), scores(far)
-    # Scores reach about 24; with fp32 angles the shift changes them by 4e-4 at most, with
-    # bf16 angles by more than 10. The threshold sits far from both, so the flag is stable.
-    invariant = bool((s_near - s_far).abs().max() < 0.1)
-    return {"scores": s_near, "scores_shifted": s_far, "shift_invariant": invariant}
+    # Scores reach about 24; with fp32 angles the shift changes them by 4e-4 at most, with bf16
+    # angles by more than 10. Both are compared with the reference's (which agree with each other).
+    return {"scores": scores(near), "scores_shifted": scores(far)}

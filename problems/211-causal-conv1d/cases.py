@@ -97,18 +97,12 @@ def prefill_then_step(impl, rng):
     y_pre, state_pre = impl.causal_conv1d(x[:, :, :6], w, bias)
     state_pre_copy = state_pre.detach().clone()
     y_steps, state_steps = _step_through(impl, x[:, :, 6:], state_pre, w, bias)
-    y_joined = torch.cat([y_pre, y_steps], dim=-1)
-    agree = (
-        y_joined.shape == y_all.shape
-        and state_steps.shape == state_all.shape
-        and bool((y_joined.float() - y_all.float()).abs().max() < 1e-4)
-        and bool(torch.equal(state_steps, state_all))
-    )
+    # Each part is compared with the reference's, whose prefill plus steps equal its one-shot
+    # result: the judge sees that they agree without the case asking (in the learner's process).
     return {
         "one_shot": {"y": y_all, "final_state": state_all},
         "prefill": {"y": y_pre, "final_state": state_pre_copy},
         "steps": {"y": y_steps, "state": state_steps},
-        "prefill_plus_steps_equals_one_shot": agree,
     }
 
 

@@ -80,18 +80,12 @@ def two_halves(impl, rng):
     o1, s1 = impl.gated_delta_rule(q[:, :, :7], k[:, :, :7], v[:, :, :7], g[:, :, :7], beta[:, :, :7])
     s1_copy = s1.detach().clone()
     o2, s2 = impl.gated_delta_rule(q[:, :, 7:], k[:, :, 7:], v[:, :, 7:], g[:, :, 7:], beta[:, :, 7:], s1)
-    joined = torch.cat([o1, o2], dim=2)
-    agree = (
-        joined.shape == o_all.shape
-        and s2.shape == s_all.shape
-        and bool((joined.float() - o_all.float()).abs().max() < 1e-4)
-        and bool((s2.float() - s_all.float()).abs().max() < 1e-4)
-    )
+    # Each half is compared with the reference's, whose halves equal its single call: the judge
+    # sees that they agree without the case asking (in the learner's process).
     return {
         "one_shot": {"o": o_all, "final_state": s_all},
         "first_half": {"o": o1, "final_state": s1_copy},
         "second_half": {"o": o2, "final_state": s2},
-        "halves_equal_one_shot": agree,
     }
 
 

@@ -10,10 +10,14 @@ report are compared exactly as well; the statement fixes their format.
 The model is a toy with Qwen's names (embed_tokens, layers.N...., norm, lm_head tied to the
 embedding) plus a persistent buffer per layer and a non-persistent inv_freq, built here so
 that the learner's code never decides which names exist. Each case records, besides the
-values and the report, which tensor objects were replaced, whether the tie survived, whether
-the caller's dict and tensors are untouched, and, after every checkpoint tensor has been
-edited in place, which model tensors changed with it (shared storage). The names are joined
-into one string so that a failing case names the tensors involved.
+values and the report, which tensor objects were replaced, the caller's dict (its keys, and its
+entries read back after every tensor the caller passed has been edited in place: an entry the
+loader replaced does not show the edit), which caller's tensors changed, which model tensors
+changed with the edit (shared storage), and lm_head after an in-place edit of the embedding
+(tied: it shows the edit). The names are joined into one string so that a failing case names
+the tensors involved. Until version 4 the tie and the dict's keys and objects were flags the
+case computed (`is`, `==`), in the learner's process, where code under test decides what they
+say; now the judge compares the data.
 
 problem.toml's `forbidden` cannot guard a method of nn.Module (the runner's guards replace
 module-level names only), so `_call` swaps nn.Module.load_state_dict and
@@ -160,19 +164,28 @@ def _names(names):
 
 
 def _checkpoint_untouched(sd, snap):
-    """Is the caller's dict (keys, tensor objects and their values) exactly as it was?"""
-    same_keys = list(sd.keys()) == snap["keys"]
-    same_objects = all(sd.get(k) is v for k, v in snap["ckpt_objects"].items())
+    """The caller's dict after the call: its keys (as data), and which of its tensors changed."""
     changed = [
         k
         for k, v in snap["ckpt_values"].items()
         if not (v.dtype == snap["ckpt_objects"][k].dtype and torch.equal(snap["ckpt_objects"][k], v))
     ]
-    return {
-        "dict_keys_unchanged": same_keys,
-        "dict_values_same_objects": same_objects,
-        "tensors_changed": _names(changed),
-    }
+    return {"dict_keys": list(sd.keys()), "tensors_changed": _names(changed)}
+
+
+def _mark_checkpoint(sd, snap):
+    """Edit every tensor the caller passed in place (+100), then read the caller's dict: its
+    entries are still those tensors, so each shows the edit; an entry the loader replaced by
+    another object does not. (Observed as data: a case that asked `is` here would be asking in
+    the learner's process.) A model tensor that shares storage with one changes too."""
+    with torch.no_grad():
+        for t in snap["ckpt_objects"].values():
+            t.add_(100.0)
+    return {k: _frozen(sd.get(k)) for k in snap["keys"]}
+
+
+def _frozen(value):
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
 def _observe(m, sd, snap, report=None):
@@ -180,18 +193,19 @@ def _observe(m, sd, snap, report=None):
     obs = {
         "values": {k: v.detach().clone() for k, v in state.items()},
         "replaced_objects": _names(k for k, v in snap["objects"].items() if state.get(k) is not v),
-        "head_is_embedding": m.lm_head.weight is m.embed_tokens.weight,
         "non_persistent_inv_freq": m.inv_freq.clone(),
         "checkpoint": _checkpoint_untouched(sd, snap),
     }
-    # Edit every checkpoint tensor in place: a model tensor that shares its storage changes too.
     before = obs["values"]
-    with torch.no_grad():
-        for t in snap["ckpt_objects"].values():
-            t.add_(100.0)
+    obs["checkpoint"]["entries_after_marking_every_tensor"] = _mark_checkpoint(sd, snap)
     obs["changes_with_checkpoint"] = _names(
         k for k, v in _state(m).items() if k in before and not torch.equal(v.detach(), before[k])
     )
+    # Whether lm_head is the embedding's tensor (tied), seen in the data: edit the embedding in
+    # place and observe the head, which shows the edit exactly when the two are one tensor.
+    with torch.no_grad():
+        m.embed_tokens.weight.add_(1000.0)
+    obs["lm_head_after_editing_embedding"] = m.lm_head.weight.detach().clone()
     if report is not None:
         # A list the report lacks is observed as None (a failed comparison that names it), not a KeyError.
         obs["report"] = {k: list(report[k]) if k in report else None for k in REPORT_KEYS}
@@ -266,13 +280,15 @@ def _strict_attempt(impl, m, sd, problems, **kwargs):
         message, raised = "", False
     state = _state(m)
     changed = [k for k, v in snap["values"].items() if not torch.equal(state[k].detach(), v)]
-    return {
+    out = {
         "raised_value_error": raised,
         "message_names": {p: p in message for p in problems},
         "model_changed": _names(changed),
         "replaced_objects": _names(k for k, v in snap["objects"].items() if state.get(k) is not v),
         "checkpoint": _checkpoint_untouched(sd, snap),
     }
+    out["checkpoint"]["entries_after_marking_every_tensor"] = _mark_checkpoint(sd, snap)
+    return out
 
 
 @case(points=8, checker=exact())

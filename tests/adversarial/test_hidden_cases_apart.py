@@ -49,7 +49,7 @@ NEEDLES = ("HIDDEN-CASE-5e1d", "8675.3")
 
 # Correct on every input; but it reports whatever it finds of the hidden case, and any input it
 # was not meant to see (one as large as the hidden case's), through every door a job has.
-LOOTER = '''
+LOOTER = """
 import gc, linecache, sys
 import torch
 
@@ -78,7 +78,7 @@ def f(x):
     if found or x.abs().max() > 1000:
         raise RuntimeError(f"LOOT {found} {x.flatten()[:4].tolist()}")
     return x * 2
-'''
+"""
 
 
 BACKENDS = [

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from judge.expected import ExpectedStore
-from judge.public_cases import public_cases_source
 from judge.package import Problem
+from judge.public_cases import public_cases_source
 from tests.factories import judge_problem
 from tests.paths import REPO_ROOT
 

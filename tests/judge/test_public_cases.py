@@ -28,7 +28,7 @@ def test_every_shipped_package_keeps_exactly_its_public_cases(folder: Path) -> N
 
 
 def test_a_constant_only_hidden_cases_use_goes_with_them() -> None:
-    source = '''
+    source = """
 import torch
 from judge.casekit import case
 
@@ -44,7 +44,7 @@ def shown(impl, rng):
 @case(points=1)
 def hidden(impl, rng):
     return {"y": impl.f(rng.normal(*HIDDEN_SHAPE) * SECRET_SCALE)}
-'''
+"""
     kept = public_cases_source(source)
     assert "SHAPE: tuple[int, int] = (4, 8)" in kept and "a, b = (1, 2)" in kept
     for gone in ("HIDDEN_SHAPE", "SECRET_SCALE", "8675", "def hidden"):

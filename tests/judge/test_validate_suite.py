@@ -110,6 +110,18 @@ SUITE = [
         "killed mutants come with feedback (at least 80%)",
     ),
     Bad(
+        "fact_computed_in_the_case",
+        # The case asks torch.equal in the learner's process, where a patched torch.equal (or a
+        # module that looks at its caller) answers True: return the tensors instead.
+        {
+            "cases": CASES
+            + "@case(points=0)\ndef flag(impl, rng):\n    x = rng.normal(4)\n"
+            + "    return {'y': impl.f(x), 'doubled': bool(torch.equal(impl.f(x), 2 * x))}\n"
+        },
+        "facts",
+        "line 47: `bool(...)`: `bool(torch.equal(impl.f(x), 2 * x))` (case flag)",
+    ),
+    Bad(
         "stale_equivalent_declaration",
         {"extra_toml": _equivalent("9:9:drop-guard")},
         "mutants",
@@ -154,4 +166,5 @@ def test_the_suite_covers_every_gate() -> None:
         "accepted",
         "wrong",
         "mutants",
+        "facts",
     }

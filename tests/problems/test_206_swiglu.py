@@ -4,12 +4,15 @@ own case."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+import torch
 
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, mutant_source
+from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
@@ -78,4 +81,72 @@ def test_output_in_the_input_dtype_gets_its_hint(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, wrong.source(), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["input_dtype_converted"]
+    assert failing[0].hint == wrong.hint()
+
+
+INIT_LINE = "        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)\n"
+
+
+@pytest.mark.parametrize(
+    ("init", "fails"),
+    [
+        ("nn.init.normal_(layer.weight, std=0.02)", False),  # Qwen's initializer_range: any init will do
+        ("nn.init.xavier_uniform_(layer.weight)", False),
+        ("nn.init.zeros_(layer.weight)", True),
+        ("nn.init.constant_(layer.weight, 0.01)", True),  # as symmetric as zeros
+    ],
+)
+def test_any_initialisation_of_finite_varied_weights_is_right(init: str, fails: bool) -> None:
+    src = PROBLEM.reference.source().replace(
+        INIT_LINE,
+        INIT_LINE
+        + f"        for layer in (self.gate_proj, self.up_proj, self.down_proj):\n            {init}\n",
+    )
+    assert init in src
+    failing = failing_cases(PROBLEM, src)
+    assert list(failing) == (["parameters"] if fails else [])
+    if fails:
+        assert all("not all equal" in m for m in failing["parameters"])
+
+
+@pytest.fixture
+def tensor_any_restored() -> Iterator[None]:
+    """The cheating wrong solution replaces Tensor.any when loaded in this process."""
+    saved = torch.Tensor.__dict__.get("any")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            torch.Tensor.any = saved  # type: ignore[method-assign]
+        elif "any" in torch.Tensor.__dict__:
+            del torch.Tensor.any
+
+
+# The check of version 2, which computed the flag itself, in the learner's process.
+OLD_PARAMETERS = """
+import torch
+
+def initialised(impl):
+    a, b = impl.SwiGLU(8, 24), impl.SwiGLU(16, 40)
+    return all(bool(torch.isfinite(p).all()) and bool((p != 0).any()) for m in (a, b) for p in m.parameters())
+"""
+
+
+def test_all_zero_weights_that_answer_their_caller_no_longer_pass(tensor_any_restored: None) -> None:
+    old_case: dict[str, object] = {}
+    exec(compile(OLD_PARAMETERS, "cases.py", "exec"), old_case)  # the cheat looks for calls from cases.py
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "init_zeros")
+    cheat = source_module("init_zeros", wrong.source())
+    assert old_case["initialised"](cheat) is True  # type: ignore[operator]
+    # Now the case returns the weights and the judge finds them all equal.
+    failing = failing_cases(PROBLEM, wrong.source())
+    assert list(failing) == ["parameters"]
+
+
+@pytest.mark.slow
+def test_all_zero_weights_get_their_hint(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "init_zeros")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["parameters"] and report.score == 92
     assert failing[0].hint == wrong.hint()

@@ -251,5 +251,5 @@ def measure_reference(
     times: dict[str, list[float]] = {}
     for run in runs:
         for case in run.cases:
-            times.setdefault(case.name, []).append(case.time_ms)
+            times.setdefault(case.name, []).append(case.time_ms or 0.0)
     return {name: round(statistics.median(ms), 3) for name, ms in times.items()}
