@@ -97,7 +97,8 @@ class DockerBackend:
         return self._run_cold(stdin, limits)
 
     def _run_cold(self, stdin: bytes, limits: Limits) -> Outcome:
-        command = self.runner.cold_argv(PYTHON)
+        # The runner starts under the job's seccomp filter, as a fork server's child does.
+        command = [PYTHON, "-m", "sandbox.confine", *self.runner.cold_args]
         return retried(
             self.engine.policy.retries + 1,
             lambda: run_cold(self.engine, command, stdin, limits),

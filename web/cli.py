@@ -93,6 +93,7 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     from sqlalchemy import func, select
 
     from web.auth.models import User
+    from web.auth.rules import weak_password
     from web.auth.secrets import hash_password
     from web.db import make_sessionmaker, transaction
 
@@ -102,6 +103,11 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
         password = getpass.getpass(f"password for {args.username}: ")
     if len(password) < 8:
         raise UsageError("the password must have at least 8 characters")
+    # An admin account is the one most worth guessing: the registration rules hold here too
+    # (only reserved names are the operator's to take).
+    weak = weak_password(password, args.username)
+    if weak is not None:
+        raise UsageError(f"the password is too easy to guess ({weak.value}); choose another")
     with transaction(make_sessionmaker(_migrated_engine(settings))) as session:
         user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
         if user is None:

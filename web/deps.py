@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from web import language
 from web.auth.models import ApiToken, LoginSession, User
+from web.auth.scopes import check_token
 from web.auth.secrets import token_hash
 from web.db import utcnow
 from web.errors import N_, ApiError
@@ -115,7 +116,7 @@ _SESSION_AND_USER = (
 )
 
 
-def _by_token(platform: Platform, db: Session, raw: str) -> Principal:
+def _by_token(platform: Platform, db: Session, raw: str, request: Request) -> Principal:
     found = db.execute(_TOKEN_AND_USER, {"hash": token_hash(platform.secret_key, raw)}).first()
     if found is None:
         raise ApiError(401, "bad_token", N_("This API token is unknown or revoked."))
@@ -124,6 +125,8 @@ def _by_token(platform: Platform, db: Session, raw: str) -> Principal:
     if user is None:
         raise ApiError(401, "bad_token", N_("The account of this API token is gone."))
     now = utcnow()
+    # Past its expiry, or outside its scope for this route (known: this runs after routing).
+    check_token(token, request.method, getattr(request.scope.get("route"), "path", None), now)
     # A write on every request would queue each API read behind the database's single writer
     # (and an fsync): the time of last use is kept to the minute.
     if token.last_used_at is None or now - token.last_used_at >= TOKEN_USE_RESOLUTION:
@@ -151,7 +154,7 @@ def read_principal(request: Request, platform: Platform, db: Session) -> Princip
         scheme, _, raw = auth.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             raise ApiError(401, "bad_token", N_("The Authorization header must read 'Bearer <token>'."))
-        return _by_token(platform, db, raw.strip())
+        return _by_token(platform, db, raw.strip(), request)
     cookie = request.cookies.get(SESSION_COOKIE)
     return _by_session(platform, db, cookie) if cookie else None
 

@@ -8,10 +8,19 @@ same settings (`child_app`), with its own connections, its own judging threads
 (JUDGE_WORKERS, 0 to leave judging to `judge worker`), and its own listening connection for
 the notices that tie the processes together (web.notify). Prometheus counts in files shared by
 every process of this host (multiprocess mode), so /metrics is whole whichever child answers.
+
+Slow clients are cut off (`SlowClientDeadlines`): uvicorn times out only a kept-alive connection
+that sends nothing at all after an answer, so a client that sends its request a byte a second
+(slowloris), or never sends one, held its connection, the request's task and its memory for as
+long as it liked. Here a request's head must arrive within JUDGE_HEADER_TIMEOUT_S of the
+connection opening (or of the previous answer), and its body within JUDGE_BODY_TIMEOUT_S of its
+head; else the connection is closed. The answer itself is never timed: a long-poll waits as
+long as it was asked to.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import logging
@@ -19,7 +28,9 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from judge.cli import UsageError
 from judge.logs import logging_config
@@ -47,6 +58,7 @@ def serve(
     count_in(settings.metrics_dir)  # beside `judge worker`s of this host, if set
     from web.platform import build_platform
 
+    SlowClientDeadlines.configure(settings)
     platform = _built(lambda: build_platform(settings, host, port))
     _announce(platform, settings, host, port, processes=1)
     _run_uvicorn(_app_of(platform, settings, host), settings, host, port, log_level, access_log)
@@ -93,6 +105,7 @@ def child_app() -> FastAPI:
     listen = json.loads(os.environ[CHILD_ENV])
     host, port = str(listen["host"]), int(listen["port"])
     settings = WebSettings()
+    SlowClientDeadlines.configure(settings)  # before uvicorn takes this child's first connection
     platform = build_platform(settings, host, port, prepared=True)
     _announce(platform, settings, host, port, processes=0)
     return _app_of(platform, settings, host)
@@ -202,4 +215,117 @@ def _run_uvicorn(
         access_log=access_log,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
+        # Slow clients: the head and the body within their deadlines, an idle kept-alive
+        # connection for keep_alive_s (see the module's docstring).
+        http=HTTP_PROTOCOL,
+        timeout_keep_alive=settings.keep_alive_s,
     )
+
+
+class SlowClientDeadlines:
+    """Deadlines for what a client sends, mixed into uvicorn's HTTP protocol (one object per
+    connection): the request's head within `header_timeout_s` of the connection opening or of
+    the previous answer, its body within `body_timeout_s` of its head. A client that misses one
+    has its connection closed; what the server is working on for it sees a disconnect.
+
+    It relies only on what both of uvicorn's HTTP/1.1 protocols (httptools, h11) have: a new
+    `cycle` per request, made when the request's head is complete, whose `more_body` turns
+    False when its body is, and `on_response_complete` after each answer.
+    """
+
+    header_timeout_s: ClassVar[float] = 10.0
+    body_timeout_s: ClassVar[float] = 60.0
+
+    # Given by the uvicorn protocol this is mixed into.
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
+
+    _head_timer: asyncio.TimerHandle | None = None
+    _body_timer: asyncio.TimerHandle | None = None
+    _seen_cycle: object = None
+
+    @staticmethod
+    def configure(settings: WebSettings) -> None:
+        """The deadlines of every connection this process serves from now on."""
+        SlowClientDeadlines.header_timeout_s = settings.header_timeout_s
+        SlowClientDeadlines.body_timeout_s = settings.body_timeout_s
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        cast(Any, super()).connection_made(transport)
+        self._arm_head()
+
+    def data_received(self, data: bytes) -> None:
+        cast(Any, super()).data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        cast(Any, super()).on_response_complete()
+        if self.transport.is_closing():
+            return
+        self._follow()  # h11 may have begun a request that was waiting behind this one
+        if self.cycle is None or self.cycle.response_complete:
+            # Nothing more to answer: the next request's head is on the clock (the rest of a
+            # body that the answer did not read too).
+            self._cancel_body()
+            self._arm_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head()
+        self._cancel_body()
+        cast(Any, super()).connection_lost(exc)
+
+    def _follow(self) -> None:
+        """Start and stop the clocks as the request that the protocol parses moves on."""
+        cycle = self.cycle
+        if cycle is None:
+            return
+        if cycle is not self._seen_cycle:  # a new request's head is complete
+            self._seen_cycle = cycle
+            self._cancel_head()
+            if cycle.more_body:
+                self._body_timer = self.loop.call_later(self.body_timeout_s, self._too_slow, "body")
+        if self._body_timer is not None and (not cycle.more_body or cycle.response_complete):
+            self._cancel_body()
+
+    def _arm_head(self) -> None:
+        self._cancel_head()
+        self._head_timer = self.loop.call_later(self.header_timeout_s, self._too_slow, "head")
+
+    def _cancel_head(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _cancel_body(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _too_slow(self, part: str) -> None:
+        self._head_timer = self._body_timer = None
+        if not self.transport.is_closing():
+            limit = self.header_timeout_s if part == "head" else self.body_timeout_s
+            peer = self.transport.get_extra_info("peername")
+            log.debug(
+                "closed a connection from %s: its request's %s took longer than %s s", peer, part, limit
+            )
+            self.transport.close()
+
+
+class DeadlineH11Protocol(SlowClientDeadlines, H11Protocol):
+    """uvicorn's h11 protocol with the slow-client deadlines."""
+
+
+# The protocol uvicorn's "auto" would pick (httptools when installed, else h11), with the
+# slow-client deadlines; at module level, so that `--processes N` hands it to its children by name.
+HTTP_PROTOCOL: type[asyncio.Protocol] = DeadlineH11Protocol
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class DeadlineHttpToolsProtocol(SlowClientDeadlines, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the slow-client deadlines."""
+
+    HTTP_PROTOCOL = DeadlineHttpToolsProtocol
+except ImportError:  # httptools is not installed
+    pass

@@ -68,6 +68,14 @@ class WebSettings(JudgeSettings):
     # notices reach every host, only every notified_poll_s (for leases that ran out).
     poll_s: float = Field(default=0.25, gt=0)
     notified_poll_s: float = Field(default=2.0, gt=0)
+    # The fair queue (web.submissions.queue): an account's own jobs (runs, submits, scratch
+    # runs) waiting or being judged at once; one more is refused (429 too_many_jobs) until one
+    # is done, so that no account fills the queue. Rejudges are not counted.
+    jobs_per_user: int = Field(default=8, ge=1)
+    # A rejudge waits behind the learners' own jobs for queue_aging_s, then takes turns with
+    # them, so that an old rejudge is judged even while new runs keep coming; within an account
+    # a submit that has waited as long is no longer put behind its runs.
+    queue_aging_s: float = Field(default=60.0, gt=0)
     max_code_bytes: int = Field(default=64 * 1024, gt=0)
     # Request bodies, refused (413) before they are read: the routes that carry code get
     # max_code_body_bytes, the log-in and registration routes (API and forms) the auth cap,
@@ -82,6 +90,10 @@ class WebSettings(JudgeSettings):
     login_failures_per_user: int = 10
     login_failures_per_address: int = 30
     submit_window_s: float = 60.0
+    # The scratch cell's comparisons with the reference, per learner and problem: each one shows
+    # the reference's output on an input of the learner's choosing, so they are bounded in time.
+    scratch_replays_per_problem: int = Field(default=48, ge=0)
+    scratch_replay_window_s: float = Field(default=6 * 3600.0, gt=0)
     submits_per_user: int = 30
     submits_per_address: int = 60
     register_window_s: float = 3600.0
@@ -106,6 +118,16 @@ class WebSettings(JudgeSettings):
     # Web processes of `judge serve` (more than one needs PostgreSQL); `--processes` overrides it.
     processes: int = Field(default=1, ge=1, le=64)
     session_days: int = 14
+    # API tokens work this many days from their making (then the kit asks for a new one); a
+    # token is also ended by its revocation and by a log-out everywhere.
+    token_days: int = Field(default=30, ge=1, le=3650)
+    # Slow clients (web.serving): a request's line and headers must all arrive within
+    # header_timeout_s of the connection opening (or of the previous answer on a kept-alive
+    # connection), and its body within body_timeout_s of its head; else the connection is closed.
+    # keep_alive_s: how long an idle kept-alive connection is kept (uvicorn's timeout_keep_alive).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    keep_alive_s: int = Field(default=5, ge=1)
     # Set when the site is served over TLS (directly or behind a proxy): Secure cookies.
     secure_cookies: bool = False
 

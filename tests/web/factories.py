@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.paths import REPO_ROOT
 from web.app import create_app
+from web.platform import Platform
 from web.settings import WebSettings
 
 PROBLEMS = REPO_ROOT / "problems"
@@ -61,12 +63,17 @@ def unique_name(prefix: str = "user") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
-def register(client: TestClient, username: str | None = None, password: str = PASSWORD) -> tuple[str, str]:
-    """Register and get an API token: (username, token)."""
+def register(
+    client: TestClient, username: str | None = None, password: str = PASSWORD, scope: str | None = "full"
+) -> tuple[str, str]:
+    """Register and get an API token: (username, token). The token's scope is `full` (what the
+    account may do, admin routes for an admin) unless asked otherwise; None: the server's default
+    (`submit`, what the practice kit needs)."""
     username = username or unique_name()
     res = client.post("/api/auth/register", json={"username": username, "password": password})
     assert res.status_code == 201, res.text
-    res = client.post("/api/auth/token", json={"username": username, "password": password})
+    asked = {"scope": scope} if scope else {}
+    res = client.post("/api/auth/token", json={"username": username, "password": password, **asked})
     assert res.status_code == 201, res.text
     return username, res.json()["token"]
 
@@ -172,3 +179,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def platform_of(client: TestClient) -> Platform:
+    """The platform behind a test client's app (its database, settings, workers)."""
+    platform: Platform = cast(FastAPI, client.app).state.platform
+    return platform
+
+
+def error_of(res: Any, status: int, code: str) -> str:
+    """An API failure's message, after checking its status, its one key and its code."""
+    assert res.status_code == status, res.text
+    body = res.json()
+    assert set(body) == {"error"} and body["error"]["code"] == code, body
+    message: str = body["error"]["message"]
+    return message

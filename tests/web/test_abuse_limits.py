@@ -14,10 +14,9 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
@@ -28,20 +27,15 @@ from tests.web.factories import (
     bearer,
     make_client,
     make_settings,
+    platform_of,
     register,
     unique_name,
 )
 from web.auth.models import User
-from web.platform import Platform
 from web.settings import WebSettings
 from web.submissions.models import Submission
 
 KIB = 1024
-
-
-def platform_of(client: TestClient) -> Platform:
-    platform: Platform = cast(FastAPI, client.app).state.platform
-    return platform
 
 
 def quiet_app(tmp_path: Path, **overrides: Any) -> TestClient:

@@ -1,9 +1,10 @@
 """Access control: a learner never reads another learner's code, results or tokens.
 
 Every route of the app is called, with path parameters filled with learner A's ids, as learner B
-(API token), as B's browser session (cookie + CSRF token) and anonymously. ROUTES below says what each
-route must answer to each of them and why what it shows is fine; a route missing from the table fails
-`test_every_route_is_classified`, so a new route cannot slip in unreviewed.
+(API token of scope full), as B's browser session (cookie + CSRF token) and anonymously. ROUTES
+below says what each route must answer to each of them and why what it shows is fine; a route
+missing from the table fails `test_every_route_is_classified`, so a new route cannot slip in
+unreviewed. (What a token of scope submit may call: tests/web/test_account_security.py.)
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class Rule:
     learner_code: str | None = None
     # An HTML page (its errors are pages too); the rest answer JSON.
     page: bool = False
+    # The status for B's API token where it differs from B's session's (`learner`).
+    token: int | None = None
 
 
 def _fresh_account(_w: World) -> dict[str, Any]:
@@ -134,7 +137,10 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", "/api/auth/logout"): Rule(401, 204, "ends the caller's own session"),
     ("GET", "/api/me"): Rule(401, 200, "the caller's own account"),
     ("GET", "/api/me/tokens"): Rule(401, 200, "the caller's own tokens"),
-    ("POST", "/api/me/tokens"): Rule(401, 201, "a new token for the caller", lambda _w: {"name": "b-script"}),
+    # A token never makes another: that takes the password (POST /api/auth/token) or a session.
+    ("POST", "/api/me/tokens"): Rule(
+        401, 201, "a new token for the caller", lambda _w: {"name": "b-script"}, token=403
+    ),
     ("DELETE", "/api/me/tokens/{token_id}"): Rule(401, 404, "A's token is not B's to see or revoke"),
     ("GET", "/api/me/scores"): Rule(401, 200, "the caller's own scores"),
     ("GET", "/api/problems"): Rule(200, 200, "public problems; best_score is the caller's own"),
@@ -310,6 +316,8 @@ def test_no_route_leaks_a_private_data(world: World, caller: str) -> None:
         res = as_caller.request(method, url, rule.body(world) if rule.body else None)
         where = f"{caller}: {method} {url} -> {res.status_code}"
         expected = rule.anon if caller == ANON else rule.learner
+        if caller == TOKEN and rule.token is not None:
+            expected = rule.token
         if res.status_code != expected:
             failures.append(f"{where}, expected {expected} ({rule.why}): {res.text[:300]}")
         content_type = res.headers.get("content-type", "")

@@ -14,11 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from argon2 import PasswordHasher
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select, update
@@ -34,6 +33,7 @@ from tests.web.factories import (
     bearer,
     make_client,
     make_settings,
+    platform_of,
     read_204,
     register,
     submit,
@@ -43,7 +43,6 @@ from tests.web.factories import (
 from web.app import create_app
 from web.auth.models import ApiToken, LoginAttempt, LoginSession, User
 from web.db import utcnow
-from web.platform import Platform
 from web.submissions.models import Submission, SubmissionEvent
 
 PROBLEM = Problem(PKG_204)
@@ -57,11 +56,6 @@ PUBLIC_POINTS = sum(c.points for c in PROBLEM.select_cases("public"))
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def platform_of(client: TestClient) -> Platform:
-    platform: Platform = cast(FastAPI, client.app).state.platform
-    return platform
 
 
 def db(client: TestClient) -> sessionmaker[Session]:
@@ -642,8 +636,10 @@ def test_an_expired_session_is_no_session(quiet: TestClient) -> None:
 
 
 def test_api_tokens_are_shown_once_listed_by_prefix_revocable_and_stored_hashed(quiet: TestClient) -> None:
-    _, first = register(quiet)
-    res = quiet.post("/api/me/tokens", json={"name": "laptop"}, headers=bearer(first))
+    name, first = register(quiet)
+    # A second token takes the password again (a token cannot make one: test_account_security).
+    body = {"username": name, "password": PASSWORD, "name": "laptop", "scope": "full"}
+    res = quiet.post("/api/auth/token", json=body)
     assert res.status_code == 201, res.text
     created = res.json()
     token = created["token"]
@@ -654,7 +650,15 @@ def test_api_tokens_are_shown_once_listed_by_prefix_revocable_and_stored_hashed(
     assert listed.status_code == 200, listed.text
     assert first not in listed.text and token not in listed.text
     rows = {r["id"]: r for r in listed.json()}
-    assert set(rows[created["id"]]) == {"id", "name", "prefix", "created_at", "last_used_at"}
+    assert set(rows[created["id"]]) == {
+        "id",
+        "name",
+        "prefix",
+        "scope",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+    }
     assert rows[created["id"]]["prefix"] == token[:10]
     assert rows[created["id"]]["last_used_at"] is not None
 

@@ -55,6 +55,8 @@ def test_db_upgrade_admin_create_and_problems_sync(tmp_path: Path) -> None:
     assert res.returncode == 0 and "created admin root_admin" in res.stdout, res.stderr
     res = judge(env, "admin", "create", "x", "--password-stdin", stdin="short\n")
     assert res.returncode == 2 and "at least 8 characters" in res.stderr
+    res = judge(env, "admin", "create", "admin", "--password-stdin", stdin="aaaaaaaa\n")
+    assert res.returncode == 2 and "too easy to guess (repeated)" in res.stderr
     res = judge(env, "problems", "sync")
     shipped = len(all_problem_dirs(PROBLEMS))
     assert res.returncode == 0 and res.stdout.startswith(f"{shipped} problems"), res.stderr

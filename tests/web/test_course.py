@@ -8,17 +8,15 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from tests.factories import make_package
-from tests.web.factories import bearer, make_client, make_settings, register
+from tests.web.factories import bearer, make_client, make_settings, platform_of, register
 from web.auth.models import User
-from web.platform import Platform
 from web.problems.service import MIN_SUBMITTERS
 from web.scores.models import Score
 
@@ -31,11 +29,6 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClien
     url = None if request.param == "sqlite" else request.getfixturevalue("postgres_url")
     with make_client(make_settings(tmp_path, database_url=url, workers=0)) as c:
         yield c
-
-
-def platform_of(client: TestClient) -> Platform:
-    platform: Platform = cast(FastAPI, client.app).state.platform
-    return platform
 
 
 def learner(client: TestClient, scores: dict[str, bool] | None = None) -> str:

@@ -16,10 +16,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from tests.factories import make_package
-from tests.web.factories import PASSWORD, bearer, make_client, make_settings, register
+from tests.web.factories import PASSWORD, bearer, make_client, make_settings, platform_of, register
 from web.auth.models import ApiToken
 from web.db import utcnow
-from web.platform import Platform
 from web.statements import Statements
 
 
@@ -31,11 +30,6 @@ def own_problems(tmp_path: Path) -> Iterator[tuple[TestClient, Path]]:
     package = make_package(root)
     with make_client(make_settings(tmp_path, problems_dir=root, workers=0)) as client:
         yield client, package
-
-
-def platform_of(client: TestClient) -> Platform:
-    platform: Platform = client.app.state.platform  # type: ignore[attr-defined]
-    return platform
 
 
 def test_statements_are_rendered_once_and_follow_a_reload(own_problems: tuple[TestClient, Path]) -> None:

@@ -77,7 +77,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         username = unique_name("kit")
         api(url, "POST", "/api/auth/register", {"username": username, "password": PASSWORD})
         token = api(url, "POST", "/api/auth/token", {"username": username, "password": PASSWORD})
-        assert isinstance(token, dict)
+        # The default scope, the one the settings page makes: the kit needs no more.
+        assert isinstance(token, dict) and token["scope"] == "submit"
         yield Served(url, tmp / "unpacked" / "practice", str(token["token"]), username)
 
 

@@ -130,7 +130,8 @@ class Account:
 
     def headers(self) -> dict[str, str]:
         if not self.token:
-            body = {"username": self.username, "password": PASSWORD}
+            # Scope full: every route the account may call is fuzzed, not refused for its scope.
+            body = {"username": self.username, "password": PASSWORD, "scope": "full"}
             res = TestClient(self.app).post("/api/auth/token", json=body)
             assert res.status_code == 201, res.text
             self.token = res.json()["token"]
@@ -223,9 +224,14 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     },
     ("PATCH", "/api/me"): lambda _name: {"language": "zh"},
     ("PUT", "/api/problems/{problem_id}/draft"): lambda _name: {"code": "x = 1\n"},
-    ("POST", "/api/auth/token"): lambda name: {"username": name, "password": PASSWORD, "name": "edge"},
+    ("POST", "/api/auth/token"): lambda name: {
+        "username": name,
+        "password": PASSWORD,
+        "name": "edge",
+        "scope": "submit",
+    },
     ("POST", "/api/auth/login"): lambda name: {"username": name, "password": PASSWORD},
-    ("POST", "/api/me/tokens"): lambda _name: {"name": "edge"},
+    ("POST", "/api/me/tokens"): lambda _name: {"name": "edge", "scope": "submit"},
     ("POST", "/api/submissions"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "mode": "run"},
     ("POST", "/api/scratch"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "snippet": "1 + 1\n"},
 }

@@ -118,3 +118,31 @@ def test_a_learners_old_scratch_runs_go_but_never_those_the_rate_limit_counts(tm
             assert events == {run, *kept}
             assert db.scalar(select(func.count()).select_from(Submission).where(Submission.id == run)) == 1
     engine.dispose()
+
+
+def test_the_references_answers_are_bounded_per_learner_and_problem(tmp_path: Path) -> None:
+    """Each answer shows the reference's output on an input the learner chose; a bounded number
+    per problem and window, counted across runs (so a lookup table cannot be built by asking
+    many times), and the learner's own result is still shown beyond it."""
+    settings = make_settings(tmp_path, scratch_replays_per_problem=3)
+    with make_client(settings) as client:
+        _, alice = register(client)
+        _, bob = register(client)
+        two_calls = "m = RMSNorm(8)\nm(torch.ones(2, 8))\nm(torch.zeros(2, 8))\n"
+        body = {"problem_id": "204", "code": read_204("reference.py"), "snippet": two_calls}
+
+        def calls(token: str) -> list[dict[str, Any]]:
+            res = client.post("/api/scratch", json=body, headers=bearer(token))
+            assert res.status_code == 202, res.text
+            result: list[dict[str, Any]] = wait_scratch(client, token, res.json()["id"])["result"]["calls"]
+            return result
+
+        first, second = calls(alice), calls(alice)
+        assert [c["reference"] is not None for c in first] == [True, True]
+        # One answer left of three: the second call of the second run is refused, with its reason.
+        assert [c["reference"] is not None for c in second] == [True, False]
+        assert second[1]["match"] is None and "3" in second[1]["reason"], second[1]
+        assert second[1]["learner"]  # the learner's own result is still shown
+        assert all(c["reference"] is None for c in calls(alice))
+        # Per learner: another's budget is whole.
+        assert [c["reference"] is not None for c in calls(bob)] == [True, True]

@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from judge.backends import BackendUnavailable
 from tests.paths import REPO_ROOT
-from web.auth.models import RateEvent, RateKind, User
+from web.auth.models import RateEvent, RateKind, TokenScope, User
 from web.db import make_engine, utcnow
 from web.migrate import alembic_config, is_current, upgrade
 from web.models import Base
@@ -270,6 +270,7 @@ def test_the_database_refuses_a_state_that_has_no_name(
             "ck_submission_events_kind": {str(k) for k in EventKind},
             "ck_problem_validations_status": {str(v) for v in ValidationState},
             "ck_rate_events_kind": {str(k) for k in RateKind},
+            "ck_api_tokens_scope": {str(s) for s in TokenScope},
         }
         assert reflected_checks(engine) == declared
         old = add_old_rows(engine)

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from judge.texts import split_pair
 from judge.verdicts import Verdict, label
 from sandbox.local import UNSANDBOXED_WARNING
-from tests.web.factories import PASSWORD, bearer, make_client, make_settings, register, unique_name
+from tests.web.factories import PASSWORD, bearer, error_of, make_client, make_settings, register, unique_name
 from web.language import LANGUAGE_COOKIE
 
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef]")
@@ -48,14 +48,6 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 def fresh(app: TestClient, **kwargs: Any) -> TestClient:
     """A new browser on the same app: its own cookies."""
     return TestClient(app.app, follow_redirects=False, **kwargs)
-
-
-def error_of(res: Any, status: int, code: str) -> str:
-    assert res.status_code == status, res.text
-    body = res.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    message: str = body["error"]["message"]
-    return message
 
 
 # ------------------------------------------------------------------ the API's errors

@@ -148,6 +148,7 @@ def test_two_worker_processes_judge_fifty_submissions_once_each(
         workers=0,
         submits_per_user=1000,
         submits_per_address=1000,
+        jobs_per_user=1000,  # the fifty wait in the queue at once, before any worker starts
     )
     with make_client(settings) as client:
         _, token = register(client)

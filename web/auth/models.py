@@ -45,17 +45,29 @@ class LoginSession(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class TokenScope(StrEnum):
+    """What an API token may do (`web.auth.scopes`). No token may make another token: that takes
+    the password or a browser session."""
+
+    SUBMIT = "submit"  # the practice kit and scripts: problems, submissions, scratch runs, drafts, scores
+    FULL = "full"  # whatever the account may do through the API (admin routes for an admin)
+
+
 class ApiToken(Base):
-    """A token for scripts and the practice kit, shown once; only its keyed hash is stored."""
+    """A token for scripts and the practice kit, shown once; only its keyed hash is stored. It
+    works until `expires_at`, its revocation or a log-out everywhere, within its `scope`."""
 
     __tablename__ = "api_tokens"
+    __table_args__ = (one_of("scope", TokenScope),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(16))  # the first characters, to tell tokens apart
     name: Mapped[str] = mapped_column(String(64))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    scope: Mapped[str] = mapped_column(String(16), default=TokenScope.SUBMIT)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 

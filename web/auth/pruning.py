@@ -2,8 +2,10 @@
 
 Failed logins and rate events count only within their windows, and an expired session is no
 session: past that, a row is dead weight that every count scans past and the database keeps for
-ever. So each write to such a table also prunes it (`web.auth.ratelimit` for failed logins and
-rate events, `web.auth.service.start_session` for sessions): of the table's `batch` oldest rows
+ever. The same goes for an API token some time past its expiry (EXPIRED_TOKENS_KEPT: until then
+it is refused as expired, which says more than "unknown"). So each write to such a table also prunes
+it (`web.auth.ratelimit` for failed logins and rate events, `web.auth.service.start_session`
+for sessions, `web.auth.service.issue_token` for tokens): of the table's `batch` oldest rows
 (by id, which grows with time), those that are stale go. A write thus costs at most `batch`
 more index reads however large the table is, and an old backlog drains by up to `batch` rows a
 write, in the write's own transaction (no thread, and nothing to run on a server that is idle).
@@ -11,13 +13,16 @@ write, in the write's own transaction (no thread, and nothing to run on a server
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from web.auth.models import LoginSession
+from web.auth.models import ApiToken, LoginSession
 from web.db import utcnow
 
 PRUNE_BATCH = 100
+EXPIRED_TOKENS_KEPT = timedelta(days=30)
 
 
 def prune(
@@ -38,3 +43,8 @@ def prune(
 
 def prune_expired_sessions(db: Session, batch: int = PRUNE_BATCH) -> int:
     return prune(db, LoginSession.id, LoginSession.expires_at <= utcnow(), batch)
+
+
+def prune_expired_tokens(db: Session, batch: int = PRUNE_BATCH) -> int:
+    """Tokens EXPIRED_TOKENS_KEPT past their expiry, revoked or not: they can never be used again."""
+    return prune(db, ApiToken.id, ApiToken.expires_at <= utcnow() - EXPIRED_TOKENS_KEPT, batch)

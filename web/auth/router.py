@@ -1,16 +1,17 @@
-"""Register, log in and out (browser sessions), API tokens for scripts, who am I."""
+"""Register, log in and out (browser sessions; log-out everywhere), API tokens for scripts, who am I."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
 
 from web.auth import service
-from web.auth.models import User
+from web.auth.models import TokenScope, User
 from web.auth.service import Credentials, NewToken, TokenOut
 from web.deps import DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
+from web.errors import N_, ApiError
 from web.language import Language
 
 router = APIRouter(prefix="/api", tags=["auth"])
@@ -22,8 +23,15 @@ class LoginBody(BaseModel):
     password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
+SCOPE_HELP = (
+    "submit (default): what the practice kit and scripts need (problems, submissions, scratch runs, "
+    "drafts, scores); full: whatever the account may do through the API, admin routes for an admin"
+)
+
+
 class TokenRequest(LoginBody):
     name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)] = "script"
+    scope: TokenScope = Field(TokenScope.SUBMIT, description=SCOPE_HELP)
 
 
 class UserOut(BaseModel):
@@ -45,6 +53,7 @@ class MeUpdate(BaseModel):
 
 class TokenName(BaseModel):
     name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)]
+    scope: TokenScope = Field(TokenScope.SUBMIT, description=SCOPE_HELP)
 
 
 def _user_out(user: User) -> UserOut:
@@ -60,7 +69,7 @@ def register(body: Credentials, request: Request, db: DbDep, platform: PlatformD
 @router.post("/auth/token", status_code=201, response_model=NewToken)
 def create_token(body: TokenRequest, request: Request, db: DbDep, platform: PlatformDep) -> NewToken:
     user = service.authenticate(db, platform, client_address(request), body.username, body.password)
-    return service.issue_token(db, platform, user, body.name)
+    return service.issue_token(db, platform, user, body.name, body.scope)
 
 
 @router.post("/auth/login", response_model=MeOut)
@@ -71,9 +80,20 @@ def login(body: LoginBody, request: Request, response: Response, db: DbDep, plat
 
 
 @router.post("/auth/logout", status_code=204)
-def logout(principal: PrincipalDep, response: Response, db: DbDep) -> Response:
+def logout(
+    principal: PrincipalDep,
+    response: Response,
+    db: DbDep,
+    everywhere: Annotated[
+        bool,
+        Query(description="end every browser session and revoke every API token of the account"),
+    ] = False,
+) -> Response:
     response.status_code = 204
-    service.end_session(db, principal.session, response)
+    if everywhere:
+        service.end_everything(db, principal.user, response)
+    else:
+        service.end_session(db, principal.session, response)
     return response
 
 
@@ -95,8 +115,19 @@ def list_tokens(user: UserDep, db: DbDep) -> list[TokenOut]:
 
 
 @router.post("/me/tokens", status_code=201, response_model=NewToken)
-def add_token(body: TokenName, user: UserDep, db: DbDep, platform: PlatformDep) -> NewToken:
-    return service.issue_token(db, platform, user, body.name)
+def add_token(body: TokenName, principal: PrincipalDep, db: DbDep, platform: PlatformDep) -> NewToken:
+    # A token never makes another, whatever its scope: else one leaked token would outlive its
+    # expiry and its revocation. The browser session stands for the password it was opened with.
+    if principal.session is None:
+        raise ApiError(
+            403,
+            "password_required",
+            N_(
+                "A new API token needs your password (POST /api/auth/token) or a logged-in browser; "
+                "a token cannot make another."
+            ),
+        )
+    return service.issue_token(db, platform, principal.user, body.name, body.scope)
 
 
 @router.delete("/me/tokens/{token_id}", status_code=204)

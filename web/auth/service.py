@@ -8,12 +8,13 @@ from typing import Annotated
 
 from fastapi import Response
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from web.auth import pruning, ratelimit
-from web.auth.models import ApiToken, LoginSession, User
+from web.auth import pruning, ratelimit, rules
+from web.auth.models import ApiToken, LoginSession, TokenScope, User
+from web.auth.rules import WeakPassword
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
 from web.deps import SESSION_COOKIE
@@ -36,6 +37,8 @@ class Credentials(BaseModel):
 class NewToken(BaseModel):
     id: int
     name: str
+    scope: TokenScope
+    expires_at: datetime
     token: str = Field(description="shown once; only its hash is kept")
 
 
@@ -43,7 +46,9 @@ class TokenOut(BaseModel):
     id: int
     name: str
     prefix: str
+    scope: TokenScope
     created_at: datetime
+    expires_at: datetime
     last_used_at: datetime | None
 
 
@@ -62,11 +67,39 @@ def _taken(username: str) -> ApiError:
     return ApiError(409, "username_taken", N_("The username {name} is taken."), params={"name": username})
 
 
+# Why a password is refused, in the reader's words (web.auth.rules decides).
+WEAK_PASSWORD: dict[WeakPassword, str] = {
+    WeakPassword.BLANK: N_("A password has at least 8 characters besides the spaces at its ends."),
+    WeakPassword.COMMON: N_(
+        "This password is one of the most common ones, the first that anyone tries. Choose another."
+    ),
+    WeakPassword.REPEATED: N_(
+        "This password only repeats a few characters (like aaaaaaaa or abababab). Choose another."
+    ),
+    WeakPassword.SEQUENCE: N_(
+        "This password is a simple sequence (like 12345678, abcdefgh or qwertyui). Choose another."
+    ),
+    WeakPassword.USERNAME: N_("A password must not be your username, nor your username and a number."),
+}
+
+
+def check_new_account(username: str, password: str) -> None:
+    """The rules of a new account (web.auth.rules): a name that passes for the site or its staff
+    and a password anyone would guess are refused (422)."""
+    if rules.is_reserved_name(username):
+        message = N_("The username {name} is reserved. Choose another.")
+        raise ApiError(422, "username_reserved", message, params={"name": username})
+    weak = rules.weak_password(password, username)
+    if weak is not None:
+        raise ApiError(422, "weak_password", WEAK_PASSWORD[weak])
+
+
 def create_user(
     db: Session, platform: Platform, address: str, username: str, password: str, language: str = "zh"
 ) -> User:
     """A new account. Registrations are counted per address; a name is taken whatever its case,
     which the database's unique index on lower(username) settles when two arrive at once."""
+    check_new_account(username, password)
     if db.scalar(select(User.id).where(func.lower(User.username) == username.lower())) is not None:
         raise _taken(username)
     ratelimit.count_registration(db, platform.settings, address)
@@ -114,26 +147,59 @@ def end_session(db: Session, session: LoginSession | None, response: Response) -
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 
-def issue_token(db: Session, platform: Platform, user: User, name: str) -> NewToken:
-    """A new API token for `user`: the raw token is in the answer once, only its hash is kept."""
+def end_everything(db: Session, user: User, response: Response) -> None:
+    """Log out everywhere: every browser session of `user` ends and every API token is revoked,
+    the ones asking included, in one transaction."""
+    db.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
+    db.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    db.commit()
+    response.delete_cookie(SESSION_COOKIE, path="/")
+
+
+def issue_token(
+    db: Session, platform: Platform, user: User, name: str, scope: TokenScope = TokenScope.SUBMIT
+) -> NewToken:
+    """A new API token for `user`, working for `token_days`: the raw token is in the answer once,
+    only its hash is kept. Whoever calls this has checked the password or a browser session."""
     raw = new_token(API_TOKEN_PREFIX)
+    now = utcnow()
     token = ApiToken(
-        token_hash=token_hash(platform.secret_key, raw), prefix=raw[:10], name=name, user_id=user.id
+        token_hash=token_hash(platform.secret_key, raw),
+        prefix=raw[:10],
+        name=name,
+        user_id=user.id,
+        scope=scope,
+        created_at=now,
+        expires_at=now + timedelta(days=platform.settings.token_days),
     )
     db.add(token)
+    pruning.prune_expired_tokens(db)
     db.commit()
-    return NewToken(id=token.id, name=token.name, token=raw)
+    return NewToken(id=token.id, name=token.name, scope=scope, expires_at=token.expires_at, token=raw)
 
 
 def active_tokens(db: Session, user: User) -> list[TokenOut]:
-    """The user's tokens that are not revoked, oldest first (by prefix: the token is never kept)."""
+    """The user's tokens that still work (not revoked, not expired), oldest first; each shown by
+    its prefix: the token is never kept."""
     rows = db.scalars(
         select(ApiToken)
-        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None), ApiToken.expires_at > utcnow())
         .order_by(ApiToken.id)
     ).all()
     return [
-        TokenOut(id=t.id, name=t.name, prefix=t.prefix, created_at=t.created_at, last_used_at=t.last_used_at)
+        TokenOut(
+            id=t.id,
+            name=t.name,
+            prefix=t.prefix,
+            scope=TokenScope(t.scope),
+            created_at=t.created_at,
+            expires_at=t.expires_at,
+            last_used_at=t.last_used_at,
+        )
         for t in rows
     ]
 

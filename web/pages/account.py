@@ -1,4 +1,5 @@
-"""Log in, register, log out, the language switch, and the settings page (API tokens, language).
+"""Log in, register, log out (here or everywhere), the language switch, and the settings page (API
+tokens, language, log-out everywhere).
 
 The forms post to these routes and work without JavaScript. Before a session exists, a
 double-submit token (cookie + hidden field) stops other sites from posting a login in the
@@ -150,10 +151,16 @@ def register_form(
 
 
 @router.post("/logout")
-def logout_form(principal: PageUserDep, db: DbDep, next: FormText = "") -> RedirectResponse:
+def logout_form(
+    principal: PageUserDep, db: DbDep, next: FormText = "", everywhere: FormText = ""
+) -> RedirectResponse:
     target = safe_next(next)
     response = redirect(target if VISITOR_PAGE.match(target) else "/problems")
-    service.end_session(db, principal.session if principal else None, response)
+    if everywhere and principal is not None:
+        # Every session and API token of the account, as POST /api/auth/logout?everywhere=true.
+        service.end_everything(db, principal.user, response)
+    else:
+        service.end_session(db, principal.session if principal else None, response)
     return response
 
 
@@ -173,8 +180,9 @@ def switch_language(
 
 
 @router.get("/settings", response_class=HTMLResponse)
-def settings_page(request: Request, principal: PageUserDep, db: DbDep) -> Response:
+def settings_page(request: Request, principal: PageUserDep, db: DbDep, platform: PlatformDep) -> Response:
     if principal is None:
         return to_login(request)
     tokens = service.active_tokens(db, principal.user)
-    return render(request, "settings.html", principal, tokens=tokens)
+    days = platform.settings.token_days
+    return render(request, "settings.html", principal, tokens=tokens, token_days=days)

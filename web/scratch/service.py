@@ -20,6 +20,7 @@ from web.platform import Platform
 from web.problems.sync import current_version
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 from web.submissions.queue import announce_queued
+from web.submissions.service import ensure_job_room
 
 KEPT = 5  # a learner's newest scratch runs that are kept
 
@@ -75,9 +76,12 @@ def start(
     )
     db.add(sub)
     db.flush()
+    ensure_job_room(db, platform.settings, user.id)
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
     announce_queued(platform.notices, db, [sub.id])
-    _forget_old(db, user.id, utcnow() - timedelta(seconds=platform.settings.submit_window_s))
+    # Kept while the rate limit or the reveal budget (web.scratch.budget) still counts them.
+    counted_s = max(platform.settings.submit_window_s, platform.settings.scratch_replay_window_s)
+    _forget_old(db, user.id, utcnow() - timedelta(seconds=counted_s))
     db.commit()
     return sub
 
@@ -85,7 +89,7 @@ def start(
 def _forget_old(db: Session, user_id: int, counted_since: datetime) -> None:
     """Scratch runs are notes, not records: a learner's judged ones beyond the newest `KEPT`
     go (their events with them, ON DELETE CASCADE), so the table does not grow with every try;
-    never one the rate limit still counts (made since `counted_since`)."""
+    never one the rate limit or the reveal budget still counts (made since `counted_since`)."""
     newest = (
         select(Submission.id)
         .where(Submission.user_id == user_id, Submission.mode == Mode.SCRATCH)

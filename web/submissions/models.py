@@ -42,11 +42,17 @@ class EventKind(StrEnum):
 class Submission(Base):
     __tablename__ = "submissions"
     __table_args__ = (
-        # The claim query: the oldest queued row, or a running one whose lease ran out.
+        # The claim query's candidates: the queued rows, and running ones whose lease ran out.
         Index("ix_submissions_status_id", "status", "id"),
         Index("ix_submissions_user_problem", "user_id", "problem_id"),
         Index("ix_submissions_user_created", "user_id", "created_at"),
         Index("ix_submissions_address_created", "client_address", "created_at"),
+        # The fair claim: when an account was last served (web.submissions.queue).
+        Index("ix_submissions_user_started", "user_id", "started_at"),
+        # The per-account cap: an account's jobs that wait or are being judged.
+        Index("ix_submissions_user_status", "user_id", "status"),
+        # The fair claim: when a rejudge (its submissions share rejudged_at) was last served.
+        Index("ix_submissions_rejudged_started", "rejudged_at", "started_at"),
         one_of("status", SubmissionStatus),
         one_of("mode", Mode),
     )
@@ -67,6 +73,9 @@ class Submission(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     worker: Mapped[str | None] = mapped_column(String(128), default=None)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # When an admin last put it back in the queue (None: never): the claim puts a rejudge
+    # behind the learners' own jobs and ages it from then (web.submissions.queue).
+    rejudged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     # The result.
     verdict: Mapped[str | None] = mapped_column(String(4), default=None)

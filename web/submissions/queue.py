@@ -1,7 +1,12 @@
 """The submissions table as a durable queue: enqueue, claim with a lease, heartbeat, finish.
 
-A claim takes the oldest queued row, or a running one whose lease has run out (its worker
-died). PostgreSQL picks it with FOR UPDATE SKIP LOCKED, so concurrent workers never wait
+A claim takes a queued row, or a running one whose lease has run out (its worker died), in a
+fair order (`claim_order`): the learners' own jobs before an admin's rejudge younger than
+`aging_s`, then by turns (the account, or the rejudge, served least recently first), then
+within an account runs and scratch runs before submits, the one queued first first. So one
+account's many jobs keep another's waiting one judgement at most, a rejudge of a whole
+problem does not put the learners' runs behind it, and every job is claimed in the end.
+PostgreSQL picks it with FOR UPDATE SKIP LOCKED, so concurrent workers never wait
 on each other. On SQLite the pick is a plain read and the claim an UPDATE guarded by the
 same condition, checked by its row count: of two workers racing for a row only one
 update matches (SQLite has one writer at a time). A claim is one transaction of three
@@ -21,11 +26,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import and_, case, func, or_, select, update
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
 from judge.report import Report
@@ -48,9 +53,67 @@ class Claim:
     snippet: str = ""  # a scratch run's (Mode.SCRATCH)
 
 
+# How long a rejudge (or a submit, within its account) waits before it is no longer put behind
+# the runs (JUDGE_QUEUE_AGING_S), by default.
+AGING_S = 60.0
+
+
 def _claimable(now: Any) -> Any:
     expired = and_(Submission.status == SubmissionStatus.RUNNING, Submission.lease_expires_at < now)
     return or_(Submission.status == SubmissionStatus.QUEUED, expired)
+
+
+def claim_order(now: datetime, aging_s: float) -> list[Any]:
+    """The claim's ORDER BY: the first row is the one to judge next.
+
+    1. The level: a learner's own job (run, scratch run, submit) 0; a rejudge 1 until it has
+       waited `aging_s`, then 0. A rejudge of a whole problem thus takes idle workers only,
+       while it is young, and then takes turns with the learners (2) instead of going first.
+    2. Turns: whoever was served least recently (their newest claim) goes first. Whoever is a
+       learner's account for their own jobs, and one rejudge (the jobs an admin put back
+       together, which share their `rejudged_at`) for its jobs, so that a rejudge of hundreds
+       of old submissions gets one turn a round, not one for each learner it touches. One
+       learner's many jobs take turns with everyone else's instead of going first because
+       they came first. Across accounts a submit is not put behind others' runs: that would
+       let one learner's runs hold everyone's submits back again.
+    3. Within an account (or a rejudge): runs and scratch runs (someone is watching for the
+       answer) before submits, except a submit that has waited `aging_s`; then the one queued
+       first.
+
+    Starvation-free: a rejudge is at level 0 after `aging_s`; at level 0 everyone ahead of a
+    job was served less recently than its account (or rejudge) and moves behind it once
+    served, and within an account a job is passed by newer ones only while it is younger than
+    `aging_s`. The times are compared with bound values computed here, so the statement is the
+    same on SQLite and PostgreSQL (no date arithmetic in SQL).
+    """
+    aged = now - timedelta(seconds=aging_s)
+    queued_at = func.coalesce(Submission.rejudged_at, Submission.created_at)
+    level = case((Submission.rejudged_at > aged, 1), else_=0)  # NULL (not a rejudge): 0
+    # When it was last served: one index seek per candidate row, on ix_submissions_user_started
+    # for an account and on ix_submissions_rejudged_started for a rejudge.
+    mine, batch = aliased(Submission), aliased(Submission)
+    account_served = (
+        select(func.max(mine.started_at)).where(mine.user_id == Submission.user_id).scalar_subquery()
+    )
+    rejudge_served = (
+        select(func.max(batch.started_at))
+        .where(batch.rejudged_at == Submission.rejudged_at)
+        .scalar_subquery()
+    )
+    served = case((Submission.rejudged_at.is_(None), account_served), else_=rejudge_served)
+    lane = case((and_(Submission.mode == Mode.SUBMIT, queued_at > aged), 1), else_=0)
+    return [level, served.asc().nulls_first(), lane, queued_at, Submission.id]
+
+
+def unfinished_jobs(session: Session, user_id: int) -> int:
+    """The account's own jobs that wait or are being judged (rejudges are the admins' doing, not
+    counted); ix_submissions_user_status serves it."""
+    counted = select(func.count()).where(
+        Submission.user_id == user_id,
+        Submission.status.in_([SubmissionStatus.QUEUED, SubmissionStatus.RUNNING]),
+        Submission.rejudged_at.is_(None),
+    )
+    return int(session.scalar(counted) or 0)
 
 
 def fail_exhausted(session: Session, max_attempts: int, notices: Notices | None = None) -> list[int]:
@@ -107,11 +170,12 @@ def claim(
     lease_s: float,
     max_attempts: int,
     notices: Notices | None = None,
+    aging_s: float = AGING_S,
 ) -> Claim | None:
     with transaction(factory) as session:
         fail_exhausted(session, max_attempts, notices)
         now = utcnow()
-        pick = select(Submission.id).where(_claimable(now)).order_by(Submission.id).limit(1)
+        pick = select(Submission.id).where(_claimable(now)).order_by(*claim_order(now, aging_s)).limit(1)
         if session.get_bind().dialect.name == "postgresql":
             pick = pick.with_for_update(skip_locked=True)
         token = uuid.uuid4().hex
@@ -234,14 +298,18 @@ def release(
 
 
 def rejudge(session: Session, submission_ids: list[int], notices: Notices | None = None) -> int:
-    """Put judged submissions back in the queue (admins); scores follow each new result."""
+    """Put judged submissions back in the queue (admins); scores follow each new result.
+
+    They are marked (`rejudged_at`), so the claim puts them behind the learners' own jobs and
+    ages them from now, not from when they were first submitted."""
     subs = session.scalars(
         select(Submission).where(
             Submission.id.in_(submission_ids), Submission.status == SubmissionStatus.DONE
         )
     ).all()
+    now = utcnow()
     for sub in subs:
-        sub.status, sub.attempts = SubmissionStatus.QUEUED, 0
+        sub.status, sub.attempts, sub.rejudged_at = SubmissionStatus.QUEUED, 0, now
         sub.lease_token, sub.lease_expires_at = None, None
         # The old score stays until the new result replaces it, so that rejudging a problem
         # never makes a best score dip while its submissions wait in the queue.

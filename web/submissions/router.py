@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
+from web.errors import N_, ApiError
 from web.submissions import service
 from web.submissions.models import Mode, SubmissionStatus
 from web.submissions.views import SubmissionDetail, SubmissionSummary
@@ -21,7 +22,7 @@ router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 class SubmitBody(BaseModel):
     problem_id: DbText = Field(max_length=16)
     code: DbText
-    mode: Mode = Mode.SUBMIT
+    mode: Mode = Field(Mode.SUBMIT, description="run or submit; a scratch run goes to POST /api/scratch")
 
 
 class Accepted(BaseModel):
@@ -33,6 +34,13 @@ class Accepted(BaseModel):
 def create_submission(
     body: SubmitBody, request: Request, user: UserDep, db: DbDep, platform: PlatformDep
 ) -> Accepted:
+    if body.mode == Mode.SCRATCH:
+        # A scratch run needs its snippet and its own checks (POST /api/scratch): one door only.
+        raise ApiError(
+            422,
+            "scratch_not_here",
+            N_("Here mode is run or submit. A scratch run goes to POST /api/scratch, with its snippet."),
+        )
     address = client_address(request)
     sub = service.submit(db, platform, user, body.problem_id, body.code, body.mode, address)
     return Accepted(id=sub.id, status=sub.status)

@@ -8,13 +8,19 @@ from sqlalchemy.orm import Session
 
 from web.auth import ratelimit
 from web.auth.models import User
-from web.errors import ensure_code_fits, not_found
+from web.errors import N_, ApiError, ensure_code_fits, not_found
 from web.platform import Platform
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
+from web.settings import WebSettings
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
-from web.submissions.queue import announce_queued
+from web.submissions.queue import announce_queued, unfinished_jobs
 from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
+
+# The Retry-After of a refusal for too many unfinished jobs: a hint only (the cap frees as soon
+# as one of them is judged, which is seconds for most), so that a client waits a little rather
+# than the minute it would guess without one.
+JOB_CAP_RETRY_S = 5
 
 
 def submit(
@@ -29,10 +35,36 @@ def submit(
     sub = Submission(user_id=user.id, problem_id=problem_id, mode=mode, code=code, client_address=address)
     db.add(sub)
     db.flush()
+    ensure_job_room(db, platform.settings, user.id)
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
     announce_queued(platform.notices, db, [sub.id])
     db.commit()
     return sub
+
+
+def ensure_job_room(db: Session, settings: WebSettings, user_id: int) -> None:
+    """Refuse (429 too_many_jobs, as the rate limits refuse) a job that the account has just
+    added (flushed, not committed) when it makes more than `jobs_per_user` of its own jobs
+    waiting or being judged; judged ones and rejudges do not count.
+
+    Counted after the new row is written, so that two requests at once cannot both take the
+    last place: on SQLite the insert has taken the one write lock, so the count sees every
+    committed job and no other can commit before this one; on PostgreSQL the account's row is
+    locked first, so the second request counts after the first has committed. The lock is FOR
+    NO KEY UPDATE: the new row's foreign key already holds FOR KEY SHARE on the account, which
+    FOR UPDATE would wait on, so two requests at once would deadlock.
+    """
+    db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
+    jobs = unfinished_jobs(db, user_id)
+    if jobs > settings.jobs_per_user:
+        db.rollback()  # the new job goes: nothing of it is kept
+        raise ApiError(
+            429,
+            "too_many_jobs",
+            N_("You already have {jobs} jobs waiting or being judged. Try again when one is done."),
+            headers={"Retry-After": str(JOB_CAP_RETRY_S)},
+            params={"jobs": settings.jobs_per_user},
+        )
 
 
 def my_submissions(db: Session, user: User, problem_id: str | None, limit: int) -> list[SubmissionSummary]:

@@ -35,6 +35,7 @@ from web.db import transaction
 from web.metrics import Metrics
 from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion
+from web.scratch.budget import replay_budget
 from web.submissions import queue
 from web.submissions.models import Mode
 from web.submissions.parts import learner_parts
@@ -98,6 +99,10 @@ class QueueSettings:
     max_attempts: int
     # The poll interval while notices reach this process from every host (PostgreSQL).
     notified_poll_s: float = 2.0
+    # The scratch cell's reference answers per learner and problem, and their window.
+    scratch_replays: int = 48
+    scratch_replay_window_s: float = 6 * 3600.0
+    aging_s: float = queue.AGING_S  # the fair claim's (web.submissions.queue.claim_order)
 
     @classmethod
     def of(cls, settings: WebSettings) -> QueueSettings:
@@ -107,6 +112,9 @@ class QueueSettings:
             settings.poll_s,
             settings.max_attempts,
             max(settings.poll_s, settings.notified_poll_s),
+            settings.scratch_replays_per_problem,
+            settings.scratch_replay_window_s,
+            aging_s=settings.queue_aging_s,
         )
 
 
@@ -149,7 +157,7 @@ class Worker:
     def run_once(self) -> bool:
         """Judge one queued submission if there is one. True if one was taken."""
         s = self.settings
-        claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts, self.notices)
+        claimed = queue.claim(self.factory, self.name, s.lease_s, s.max_attempts, self.notices, s.aging_s)
         if claimed is None:
             return False
         self.bell.ring()  # there may be more: the next idle worker looks
@@ -220,6 +228,14 @@ class Worker:
         c = self.context
         if claimed.mode == Mode.SCRATCH:  # the scratch cell: the snippet, never scored (web.scratch)
             expected = c.store.get(problem, c.backend)
+            with transaction(self.factory) as session:
+                budget = replay_budget(
+                    session,
+                    claimed.user_id,
+                    problem.id,
+                    self.settings.scratch_replays,
+                    self.settings.scratch_replay_window_s,
+                )
             result = run_scratch(
                 problem,
                 claimed.code,
@@ -229,6 +245,7 @@ class Worker:
                 c.startup_s,
                 parts,
                 problem.reference_parts(),
+                budget,
             )
             return result.to_dict(), version_id
         which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
