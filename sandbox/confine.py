@@ -1,5 +1,6 @@
-"""`python3 -m sandbox.confine -m MODULE`: load the job's seccomp filter, then run MODULE as
-`__main__`. How a cold container starts its runner.
+"""`python3 -m sandbox.confine -m MODULE | -c CODE`: load the job's seccomp filter, then run
+MODULE (or CODE) as `__main__`, as `python3` itself would. How a cold container starts its
+runner (`RunnerSpec.cold_args` are those of `python3`).
 
 A fork server's child loads the filter before its job (sandbox.forkserver); a cold container
 has no server, and Docker's default profile alone lets a job ptrace the container's init (the
@@ -16,16 +17,21 @@ import sys
 
 from sandbox import seccomp
 
-USAGE = "usage: python3 -m sandbox.confine -m MODULE"
+USAGE = "usage: python3 -m sandbox.confine (-m MODULE | -c CODE) [ARG ...]"
 INIT_PID = 1  # docker-init: reaps and forwards signals for the job
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) != 2 or argv[0] != "-m":
+    if len(argv) < 2 or argv[0] not in ("-m", "-c"):
         raise SystemExit(USAGE)
     seccomp.install(protected=(INIT_PID,))
-    sys.argv = [argv[1]]
-    runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    flag, target, rest = argv[0], argv[1], argv[2:]
+    if flag == "-m":
+        sys.argv = [target, *rest]
+        runpy.run_module(target, run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = ["-c", *rest]
+        exec(compile(target, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
 
 
 if __name__ == "__main__":
