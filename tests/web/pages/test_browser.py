@@ -9,6 +9,7 @@ README's), else in a temporary folder.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -436,6 +437,10 @@ def test_settings_tokens_and_admin_pages(page: Page, site: Site) -> None:
     expect(token).not_to_be_empty()
     assert token.inner_text().startswith("jdg_")
     expect(page.get_by_test_id("tokens")).to_contain_text("my-laptop")
+    # When it stops working, on the row the page added, in the page's own date format.
+    row = page.get_by_test_id("tokens").locator("tr", has_text="my-laptop")
+    expect(row.locator("time").nth(1)).to_have_text(re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$"))
+    expect(page.get_by_test_id("tokens").locator("thead")).to_contain_text("到期")
     page.screenshot(path=site.shots / "settings.png", full_page=True)
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="撤销 my-laptop").first.click()

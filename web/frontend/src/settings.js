@@ -46,6 +46,7 @@ export function initSettings() {
         h("tr", { "data-token": token.id },
           h("td", {}, token.name), h("td", {}, h("code", {}, `${token.token.slice(0, 10)}…`)),
           h("td", {}, h("time", { datetime: now }, formatTime(now))), h("td", {}, "—"),
+          h("td", {}, h("time", { datetime: token.expires_at }, formatTime(token.expires_at))),
           h("td", {}, h("button", { class: "danger small", "data-revoke": token.id, "aria-label": `${t("Revoke")} ${token.name}` }, t("Revoke"))))
       );
     } catch (err) {
