@@ -77,6 +77,23 @@ class MutantsSpec(_Strict):
         return v
 
 
+# The properties of the cases that `judge validate` checks (judge.properties, issue 28). A package
+# may waive one, or one argument (`"arguments:RMSNorm.eps"`), where its statement rules the property
+# out, with the reason in words: `[waivers]` maps the name to it, and the admin page shows it.
+PROPERTY_NAMES = (
+    "arguments",
+    "repeated_calls",
+    "param_edit",
+    "non_contiguous",
+    "batch",
+    "length_one",
+    "two_instances",
+)
+ARGUMENT_WAIVER_KEY = re.compile(r"^arguments:[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# A written reason: a sentence, not a word or a placeholder.
+Reason = Annotated[str, StringConstraints(min_length=10, strip_whitespace=True)]
+
+
 class ProblemSpec(_Strict):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
     slug: Annotated[str, StringConstraints(pattern=SLUG_PATTERN.pattern)]
@@ -101,12 +118,27 @@ class ProblemSpec(_Strict):
     points: int = Field(gt=0)
     limits: LimitsSpec = LimitsSpec()
     mutants: MutantsSpec = MutantsSpec()
+    waivers: dict[str, Reason] = {}
 
     @field_validator("entry_points", "forbidden", "tags", "parts", "prerequisites", "data")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("must not repeat a name")
+        return v
+
+    @field_validator("waivers")
+    @classmethod
+    def _known_properties(cls, v: dict[str, str]) -> dict[str, str]:
+        unknown = [k for k in v if k not in PROPERTY_NAMES and not ARGUMENT_WAIVER_KEY.match(k)]
+        if unknown:
+            raise ValueError(
+                f"waives no known property: {', '.join(map(repr, unknown))} (properties: "
+                f'{", ".join(PROPERTY_NAMES)}; one argument: "arguments:Entry.param" or '
+                f'"arguments:Entry.method.param")'
+            )
+        if any(reason.upper().startswith("TODO") for reason in v.values()):
+            raise ValueError("a waiver's reason is still TODO: say why the statement rules the property out")
         return v
 
     @field_validator("data")

@@ -27,6 +27,9 @@ from judge.expected import Expected, WrongSolution
 from judge.grading import attach_hints, grade_solution
 from judge.mutation.run import MutationScore, score_mutants
 from judge.package import PackageError, Problem, SolutionFile
+from judge.properties import PropertyReport
+from judge.properties import check as check_properties
+from judge.properties import render as render_properties
 from judge.runner.job import SolutionSource
 from judge.settings import JudgeSettings
 from judge.solutions import notes_check
@@ -52,6 +55,13 @@ MAX_EQUIVALENT = 0.15
 # numbers alone. Each one below it is listed, so the author sees which mistakes teach nothing.
 MIN_FEEDBACK = 0.8
 SHOWN_UNEXPLAINED = 8
+# Properties of the cases (judge.properties, issue 28): every argument varied in a hidden case,
+# one object called several times, parameters edited between calls, non-contiguous, batched
+# and length-1 inputs, two instances interleaved. Each package is reported now, and a property
+# neither met nor waived in problem.toml's [waivers] is printed as a warning. This turns on (the
+# check then fails on such a gap, or on a waiver that waives nothing) once the packages carry the
+# property cases (issue 28).
+ENFORCE_PROPERTIES = False
 
 
 @dataclass
@@ -68,6 +78,7 @@ class Validation:
     # What the package holds: public and hidden cases, accepted and wrong solutions.
     counts: dict[str, int] = field(default_factory=dict)
     mutants: MutationScore | None = None
+    properties: PropertyReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -85,6 +96,11 @@ class Validation:
             "checks": [asdict(c) for c in self.checks],
             "mutants": self.mutants.to_dict() if self.mutants is not None else None,
             "feedback": self.mutants.feedback() if self.mutants is not None else None,
+            "properties": (
+                {"enforced": ENFORCE_PROPERTIES, **self.properties.to_dict()}
+                if self.properties is not None
+                else None
+            ),
         }
 
 
@@ -171,6 +187,7 @@ def validate_package(
     ):
         return v
     _check_determinism(v, problem, first, second)
+    _check_properties(v, problem)
 
     expected = Expected(
         reference=ref,
@@ -250,6 +267,15 @@ def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> Non
         f"unspecific hint, shown for {u['mutants']} mutants: {u['hint']}" for u in score.unspecific_hints()
     ]
     v.add("mutants", not problems, "\n".join([summary, *problems, *unspecific]))
+
+
+def _check_properties(v: Validation, problem: Problem) -> None:
+    """The properties of the cases (judge.properties), run on the reference in this process; a
+    gap fails the check only with ENFORCE_PROPERTIES, and is a warning until then."""
+    report = check_properties(problem)
+    v.properties = report
+    broken = bool(report.error or report.gaps() or report.stale)
+    v.add("properties", not (ENFORCE_PROPERTIES and broken), render_properties(report, ENFORCE_PROPERTIES))
 
 
 def _check_forbidden(v: Validation, problem: Problem) -> None:
