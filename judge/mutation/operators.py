@@ -10,13 +10,20 @@ cast left out, `<` for `<=`, an integer or a slice bound off by one, eps dropped
 out of the root, `+` for `-`, a mask filled with 0 instead of -inf, an in-place edit (or
 its absence), a `.clone()`, `.detach()` or `torch.no_grad()` left out, a guard removed,
 arguments of `cat`, `matmul` or `where` swapped.
+
+The state operators (issue 28, `STATE_OPERATORS`) make the mistakes no single token makes: a
+value memoised on the first call, an argument replaced by its default, `.view` for `.reshape`,
+batch row 0 used for every row, a result cached by shape alone. `judge validate` enforces them
+once `NEW_OPERATORS_ENFORCED` is set.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
-from collections.abc import Callable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 Replacement = ast.AST | list[ast.stmt]
@@ -26,14 +33,25 @@ Replacement = ast.AST | list[ast.stmt]
 class Edit:
     operator: str
     replacement: Replacement
+    # The node replaced, when it is not the node the operator was shown (the mutant's id still
+    # names the latter): batch0 is proposed at a parameter and rewrites its function.
+    target: ast.AST | None = None
+    # Module-level statements the mutant needs (a cache), put after the docstring and imports.
+    prelude: tuple[ast.stmt, ...] = ()
+    # What changed, when `before → after` of the node would not say it.
+    change: str | None = None
 
 
 @dataclass(frozen=True)
 class Site:
-    """Where a node sits: its parent, and the parameters of the function around it."""
+    """Where a node sits: its parent, the parameters of the function around it, that function
+    (innermost; None at module level), the module, and every node's parent (by id)."""
 
     parent: ast.AST | None
     params: frozenset[str] = frozenset()
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    module: ast.Module | None = None
+    parents: Mapping[int, ast.AST] = dataclasses.field(default_factory=dict)
 
 
 Operator = Callable[[ast.AST, Site], Iterator[Edit]]
@@ -446,6 +464,593 @@ def dropped_statements(node: ast.AST, site: Site) -> Iterator[Edit]:
         yield Edit("drop-stmt", [ast.Pass()])
 
 
+# ------------------------------------------------------------------- state operators (issue 28)
+#
+# Mistakes that live between calls or across the batch, which no single-token change makes:
+#   memo          a value derived from the module's parameters or from arguments (`1 + self.weight`,
+#                 `self.weight.t()`, a table built from `seq_len`) computed on the first call, kept
+#                 (on `self`, or in a module-level dict for a function) and reused on later calls;
+#   default-arg   a read of an argument replaced by the argument's default (`self.eps = eps` ->
+#                 `self.eps = 1e-06`): the value the caller passed is ignored;
+#   reshape-view  `.view` where the reference has `.reshape` (fails on a non-contiguous input);
+#   batch0        a tensor argument replaced, at the top of the function, by its batch row 0
+#                 broadcast to every row (`x = x[:1].expand_as(x)`);
+#   shape-cache   a function's (or method's) result cached in a module-level dict keyed by the
+#                 shapes of its arguments alone: values, dtypes and other arguments are ignored.
+# (A dropped `.contiguous()` is the enforced operator `drop-contiguous` already.)
+#
+# The shipped packages' cases predate these operators, and some of their mutants survive them.
+# Until cases kill those (issue 28), `judge validate` does not enforce this group: with
+# NEW_OPERATORS_ENFORCED = False, `generate` makes the single-change mutants only, and
+# `generate_state` reports the state group's mutants apart.
+NEW_OPERATORS_ENFORCED = False
+
+# Caps, so that a long reference does not bury its package in near-copies of one mistake:
+MEMO_PER_FUNCTION = 2  # the largest memoisable expressions of each function
+READS_PER_ARGUMENT = 2  # the first reads of each defaulted argument
+# Per operator and reference, after the caps above: an evenly spaced sample in source order.
+STATE_CAP = 8
+
+METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "layout"}
+METADATA_METHODS = {"size", "dim", "numel", "get_device"}
+# Their receiver lends a dtype and a device only (new_*), their argument a shape, a dtype and a
+# device only (torch.*_like): no value of it.
+FACTORY_METHODS = {"new_zeros", "new_ones", "new_empty", "new_full"}
+LIKE_FUNCTIONS = {"zeros_like", "ones_like", "empty_like", "full_like"}
+# Arguments that play the part of a module's parameters (`moe(x, router_weight, ...)`): an
+# expression of them is memoisable like one of `self.weight`, and they have no batch axis.
+WEIGHT_WORDS = ("weight", "proj", "bias")
+# Tables indexed by position (rope's cos and sin): no batch axis either.
+TABLE_WORDS = (*WEIGHT_WORDS, "cos", "sin", "freq", "table")
+# Calls on a name that change the object it names: such a local is not a value fixed by its
+# assignment (`outputs = []` then `outputs.append(...)`).
+MUTATING_METHODS = {"append", "extend", "insert", "pop", "update", "setdefault", "add", "remove", "clear"}
+MUTATING_METHODS |= {"sort", "reverse", "popitem", "discard"}
+TENSOR_METHODS = METADATA | METADATA_METHODS | FACTORY_METHODS | CASTS | DIM_METHODS | IN_PLACE_TWINS
+TENSOR_METHODS |= {"reshape", "view", "expand", "expand_as", "permute", "chunk", "split", "gather", "clone"}
+TENSOR_METHODS |= {"contiguous", "detach", "masked_fill", "t", "T", "mT", "repeat_interleave", "index_select"}
+BUILTINS = frozenset(dir(builtins))
+MEMO_PRELUDE = "_mutant_memo = {}"
+SHAPE_CACHE_PRELUDE = """
+_mutant_shape_cache_store = {}
+
+
+def _mutant_shape_cache(fn):
+    def cached(*args, **kwargs):
+        key = (fn.__qualname__, *(a.shape for a in (*args, *kwargs.values()) if hasattr(a, 'shape')))
+        if key not in _mutant_shape_cache_store:
+            _mutant_shape_cache_store[key] = fn(*args, **kwargs)
+        return _mutant_shape_cache_store[key]
+    return cached
+"""
+BATCH0 = (
+    "{p} = {p}[:1].expand_as({p}).contiguous() if isinstance({p}, torch.Tensor) and {p}.dim() > 1 else {p}"
+)
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the state operators need to know about one function."""
+
+    method: bool  # its first parameter is `self`
+    dunder: bool  # `__init__` and the like (not `__call__`): default-arg's only
+    local: frozenset[str]  # parameters and names bound in its body
+    static: frozenset[str]  # those whose values depend on no tensor argument's data
+    defaults: Mapping[str, ast.expr]  # parameter -> its default, where that is a literal
+    tensors: tuple[ast.arg, ...]  # parameters that look like activations (batch0's)
+    memo: frozenset[int]  # ids of the expressions memo takes (MEMO_PER_FUNCTION of them)
+    reads: frozenset[int]  # ids of the reads default-arg takes (READS_PER_ARGUMENT each)
+
+
+_FACTS: dict[int, tuple[Function, _Facts | None]] = {}
+
+
+def _facts(fn: Function | None, site: Site) -> _Facts | None:
+    """The facts of `fn`, when it is a function the state operators look into: one at module
+    level or a method of a module-level class."""
+    if fn is None:
+        return None
+    known = _FACTS.get(id(fn))
+    if known is not None and known[0] is fn:
+        return known[1]
+    if len(_FACTS) > 512:
+        _FACTS.clear()
+    parent = site.parents.get(id(fn))
+    outer = site.parents.get(id(parent)) if isinstance(parent, ast.ClassDef) else parent
+    owner = parent if isinstance(parent, ast.ClassDef) else None
+    facts = None
+    if isinstance(outer, ast.Module):
+        private = owner is None and fn.name.startswith("_")
+        facts = _analyse(fn, _parameters_of(owner), _passed(fn, outer) if private else None)
+    _FACTS[id(fn)] = (fn, facts)
+    return facts
+
+
+def _own_nodes(fn: Function) -> Iterator[ast.AST]:
+    """The nodes of fn's body, not those of a function, lambda, class or comprehension in it
+    (each has its own scope)."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, *COMPREHENSIONS)
+    stack: list[ast.AST] = list(reversed(fn.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, scopes):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _literal(node: ast.expr, local: frozenset[str]) -> bool:
+    """A default that means the same written in the body: a constant, a tuple of them, or a
+    module-level name's attribute (`torch.float32`)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_literal(e, local) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        root: ast.expr = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id not in local
+    return False
+
+
+def _parameters_of(cls: ast.ClassDef | None) -> frozenset[str]:
+    """The attributes of `self` a class makes parameters or buffers: `self.w = nn.Parameter(...)`,
+    `self.register_buffer("w", ...)`."""
+    names: set[str] = set()
+    for node in ast.walk(cls) if cls is not None else ():
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _attr(node.value) == "Parameter"
+        ):
+            targets = [t for t in node.targets if isinstance(t, ast.Attribute) and _dotted(t.value) == "self"]
+            names.update(t.attr for t in targets)
+        if (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) == "self.register_buffer"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names.add(node.args[0].value)
+    return frozenset(names)
+
+
+def _passed(fn: Function, module: ast.Module) -> frozenset[str]:
+    """The parameters of a module-private function that some call in the module passes. Its
+    other parameters always have their defaults: using the default instead changes nothing."""
+    positional = [x.arg for x in [*fn.args.posonlyargs, *fn.args.args]]
+    every = positional + [x.arg for x in fn.args.kwonlyargs]
+    passed: set[str] = set()
+    for call in ast.walk(module):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == fn.name):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return frozenset(every)  # f(*args), f(**kwargs): anything may be passed
+        passed.update(positional[: len(call.args)])
+        passed.update(k.arg for k in call.keywords if k.arg is not None)
+    return frozenset(passed)
+
+
+def _analyse(
+    fn: Function, parameters: frozenset[str] = frozenset(), passed: frozenset[str] | None = None
+) -> _Facts:
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults: dict[str, ast.expr] = {}
+    for arg, default in zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True):
+        defaults[arg.arg] = default
+    for arg, kw_default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+        if kw_default is not None:
+            defaults[arg.arg] = kw_default
+    method = bool(positional) and positional[0].arg == "self"
+    params = [x for x in [*positional, *a.kwonlyargs] if not (method and x is positional[0])]
+
+    # Every binding of the body: name -> the values it is given (None: not a value we can read).
+    bound: dict[str, list[ast.expr | None]] = {}
+    mutated: set[str] = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _names(target):
+                    bound.setdefault(name, []).append(node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(
+            node.target, ast.Name
+        ):
+            bound.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.setdefault(node.id, [])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.setdefault(node.name, []).append(None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.setdefault((alias.asname or alias.name).split(".")[0], [])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name in MUTATING_METHODS or (name.endswith("_") and not name.startswith("_")):
+                mutated.update(_root_name(node.func.value))
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, (ast.Subscript, ast.Attribute)):
+                    mutated.update(_root_name(target))
+    # Names bound by `for`, `with ... as`, `except ... as` or unpacking of something unreadable
+    # got no value above: they are not static.
+    for node in _own_nodes(fn):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in _names(node.target):
+                bound.setdefault(name, []).append(None)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            for name in _names(node.optional_vars):
+                bound.setdefault(name, []).append(None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.setdefault(node.name, []).append(None)
+    for values in bound.values():
+        if not values:
+            values.append(None)  # bound by a statement whose value we do not read (del, match)
+
+    every = [*positional, *a.kwonlyargs, *[x for x in (a.vararg, a.kwarg) if x is not None]]
+    local = frozenset(x.arg for x in every)
+    local |= frozenset(bound)
+    weights = _weight_like(params, defaults)
+    static = {"self"} if method else set()
+    for x in params:
+        annotation = ast.unparse(x.annotation) if x.annotation is not None else ""
+        given = defaults.get(x.arg)
+        scalar = given is not None and not _is_none(given) and _literal(given, local)
+        if scalar or (annotation and "Tensor" not in annotation) or x.arg in weights:
+            static.add(x.arg)
+        elif not annotation and _used_as_object(fn, x.arg):
+            static.add(x.arg)  # `cache.length`, `model.state_dict()`: state, like self's
+    static |= {n for n in bound if n not in {x.arg for x in params} or n in static}
+    # A local changed after its assignment (`outputs.append(o)`) holds more than that value. A
+    # parameter changed in place (`cache.update(k, v)`) is state that moves on: still static.
+    static -= mutated - {x.arg for x in params} - {"self"}
+    # The largest set of names whose every value is static given the others: drop until stable.
+    while True:
+        frozen = frozenset(static)
+        drop = {
+            n for n in static if any(v is None or not _static(v, frozen, local) for v in bound.get(n, []))
+        }
+        if not drop:
+            break
+        static -= drop
+    frozen = frozenset(static)
+
+    literal = {
+        n: d
+        for n, d in defaults.items()
+        if _literal(d, local) and n not in bound and (passed is None or n in passed)
+    }
+    reads: dict[str, list[ast.Name]] = {}
+    parent_of = {id(c): n for n in _walk_body(fn) for c in ast.iter_child_nodes(n)}
+    for node in _walk_body(fn):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id in literal
+            and (_passed_over if _is_none(literal[node.id]) else _untested)(node, parent_of)
+        ):
+            reads.setdefault(node.id, []).append(node)
+    effects = {id(n.value) for n in _own_nodes(fn) if isinstance(n, ast.Expr)}  # calls made for effect
+    expressions = [n for n in _own_nodes(fn) if isinstance(n, ast.expr) and id(n) not in effects]
+    candidates = [n for n in expressions if _memoisable(n, frozen, local, parameters)]
+    memo = _largest(candidates)
+
+    tensors = tuple(
+        x
+        for x in params
+        if x.arg not in weights
+        and not any(w in x.arg.lower() for w in TABLE_WORDS)
+        and (defaults.get(x.arg) is None or _is_none(defaults[x.arg]))
+        and (
+            "Tensor" in (ast.unparse(x.annotation) if x.annotation is not None else "")
+            or (x.annotation is None and _used_as_tensor(fn, x.arg))
+        )
+    )
+    first_reads = {id(n) for ns in reads.values() for n in sorted(ns, key=_position)[:READS_PER_ARGUMENT]}
+    dunder = fn.name.startswith("__") and fn.name.endswith("__") and fn.name != "__call__"
+    return _Facts(method, dunder, local, frozen, literal, tensors, frozenset(memo), frozenset(first_reads))
+
+
+def _weight_like(params: list[ast.arg], defaults: Mapping[str, ast.expr]) -> set[str]:
+    """Arguments that are weights: named so (not the first), or following one without a default
+    (`moe(x, router_weight, ..., shared_expert_gate)`: inputs come first, then the weights)."""
+    weights: set[str] = set()
+    for i, x in enumerate(params):
+        named = i > 0 and any(w in x.arg.lower() for w in WEIGHT_WORDS)
+        if named or (weights and x.arg not in defaults):
+            weights.add(x.arg)
+    return weights
+
+
+def _used_as_object(fn: Function, name: str) -> bool:
+    """Whether fn reads attributes of `name` that no tensor has (and none a tensor has)."""
+    attrs = [
+        n.attr
+        for n in _walk_body(fn)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+    ]
+    return bool(attrs) and not _used_as_tensor(fn, name) and not any(a in TENSOR_METHODS for a in attrs)
+
+
+def _untested(node: ast.AST, parent_of: Mapping[int, ast.AST]) -> bool:
+    """Not `tied is not None`: with a default that is not None, `(1, 2) is not None` warns."""
+    parent = parent_of.get(id(node))
+    identity = isinstance(parent, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in parent.ops)
+    return not identity
+
+
+def _passed_over(node: ast.AST, parent_of: Mapping[int, ast.AST]) -> bool:
+    """Whether `node`, an argument defaulting to None, is tested (`mask is not None`) or passed
+    on to a function or a layer (`helper(x, mask)`, `self.attn(x, mask=mask)`): where None means
+    "ignored". Elsewhere (`mask[:, None]`, `x.masked_fill(mask, 0)`) None only fails."""
+    parent = parent_of.get(id(node))
+    if isinstance(parent, ast.Compare):
+        return True
+    if isinstance(parent, ast.keyword):
+        parent = parent_of.get(id(parent))
+        if not isinstance(parent, ast.Call):
+            return False
+    elif not (isinstance(parent, ast.Call) and any(a is node for a in parent.args)):
+        return False
+    func = parent.func
+    if isinstance(func, ast.Name):
+        return True
+    return isinstance(func, ast.Attribute) and _root_name(func) == ["self"]
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _names(e)]
+    return []
+
+
+def _root_name(node: ast.expr) -> list[str]:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return [node.id] if isinstance(node, ast.Name) else []
+
+
+def _walk_body(fn: Function) -> Iterator[ast.AST]:
+    """Every node of fn's body, nested scopes included (a closure reads the same argument)."""
+    for stmt in fn.body:
+        yield from ast.walk(stmt)
+
+
+def _static(node: ast.AST, static: frozenset[str], local: frozenset[str]) -> bool:
+    """Whether the value of `node` depends on no tensor argument's data: on constants, module
+    names, `self`'s state, scalar arguments and shapes, dtypes and devices only."""
+    if isinstance(node, ast.Name):
+        return node.id in static or node.id not in local
+    if isinstance(node, ast.Attribute):
+        return node.attr in METADATA or _static(node.value, static, local)
+    if isinstance(node, ast.Call):
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in METADATA_METHODS | FACTORY_METHODS:
+            return all(_static(x, static, local) for x in arguments)
+        if _attr(node) in LIKE_FUNCTIONS and _is_torch_function(node):
+            return all(_static(x, static, local) for x in arguments[1:])
+        if isinstance(func, ast.Name) and func.id == "len" and func.id not in local:
+            return True
+        return _static(func, static, local) and all(_static(x, static, local) for x in arguments)
+    if isinstance(node, (ast.Lambda, *COMPREHENSIONS)):
+        return False
+    if isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+        return False
+    children = [c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.expr, ast.keyword))]
+    return all(_static(c, static, local) for c in children)
+
+
+def _mentions(node: ast.AST, local: frozenset[str]) -> bool:
+    """Whether `node` reads a parameter or a local (a constant is no state to go stale)."""
+    return any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(node))
+
+
+def _computes(node: ast.AST, local: frozenset[str], parameters: frozenset[str]) -> bool:
+    """Whether `node` calls something beyond a builtin (`range`, `len`) or a size (`x.numel()`)
+    (torch, math, a method), or reads one of the module's parameters (`1 + self.weight`)."""
+    return any(
+        (
+            isinstance(n, ast.Call)
+            and not (isinstance(n.func, ast.Name) and n.func.id in BUILTINS and n.func.id not in local)
+            and not (isinstance(n.func, ast.Attribute) and n.func.attr in METADATA_METHODS)
+        )
+        or (isinstance(n, ast.Attribute) and n.attr in parameters and _dotted(n.value) == "self")
+        for n in ast.walk(node)
+    )
+
+
+def _memoisable(
+    node: ast.AST, static: frozenset[str], local: frozenset[str], parameters: frozenset[str]
+) -> bool:
+    if not isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp)):
+        return False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
+        return False  # an in-place call is made for its effect
+    return _static(node, static, local) and _mentions(node, local) and _computes(node, local, parameters)
+
+
+def _largest(candidates: list[ast.expr]) -> list[int]:
+    """The outermost memoisable expressions (a part of one is memoised with it), the largest
+    MEMO_PER_FUNCTION of them; earlier first among equals."""
+    inner = {id(n) for c in candidates for n in ast.walk(c) if n is not c}
+    outer = [c for c in candidates if id(c) not in inner]
+    ranked = sorted(outer, key=lambda c: (-sum(1 for _ in ast.walk(c)), _position(c)))
+    return [id(c) for c in ranked[:MEMO_PER_FUNCTION]]
+
+
+def _used_as_tensor(fn: Function, name: str) -> bool:
+    for node in _walk_body(fn):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+            and node.attr in TENSOR_METHODS
+        ):
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+    return False
+
+
+def _imports_torch(module: ast.Module | None) -> bool:
+    return module is not None and any(
+        isinstance(s, ast.Import) and any(a.name == "torch" and a.asname is None for a in s.names)
+        for s in module.body
+    )
+
+
+def _statements(text: str) -> tuple[ast.stmt, ...]:
+    return tuple(ast.parse(text).body)
+
+
+def memoise(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A value of the parameters or the arguments computed on the first call and reused after:
+    `1.0 + self.weight.float()` -> `self.__dict__.setdefault('_memo_L_C', 1.0 + self.weight.float())`.
+
+    Memoisable: a call or an operation whose value depends on no tensor argument's data (on
+    `self`'s state, scalar arguments, shapes, dtypes, devices and weight-like arguments) and
+    that computes something (a builtin's `range(n)` is no table). Only the outermost such
+    expressions, the MEMO_PER_FUNCTION largest of each function. A method keeps the value in
+    its instance's `__dict__` (not as an attribute: that would register a Parameter); a
+    function keeps it in a module-level dict. The expression is still evaluated each call
+    (`setdefault`), but the value of the first call is the one used."""
+    facts = _facts(site.function, site)
+    if facts is None or facts.dunder or id(node) not in facts.memo or not isinstance(node, ast.expr):
+        return
+    line, col = _position(node)
+    text = ast.unparse(node)
+    prelude: tuple[ast.stmt, ...] = ()
+    if facts.method:
+        key = f"_memo_{line}_{col}"
+        memo = ast.parse(f"self.__dict__.setdefault({key!r}, __value__)", mode="eval").body
+        where = f"self.{key}"
+    else:
+        key = f"{line}:{col}"
+        memo = ast.parse(f"_mutant_memo.setdefault({key!r}, __value__)", mode="eval").body
+        where, prelude = "a module-level dict", _statements(MEMO_PRELUDE)
+    assert isinstance(memo, ast.Call)
+    memo.args[1] = copy.deepcopy(node)
+    yield Edit(
+        "memo",
+        memo,
+        prelude=prelude,
+        change=f"{text} memoised: the first call's value, kept in {where}, reused",
+    )
+
+
+def default_argument(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A read of an argument replaced by the argument's default: `self.eps = eps` ->
+    `self.eps = 1e-06`, `rope(x, theta)` -> `rope(x, 10000.0)`. Defaults that are literals (a
+    constant, None, a tuple of them, `torch.float32`), of arguments the body never rebinds (and,
+    in a module-private `_helper`, that some call in the module passes); the first
+    READS_PER_ARGUMENT reads of each. A default of None goes only where the argument is tested
+    or passed on (see `_passed_over`)."""
+    if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+        return
+    facts = _facts(site.function, site)
+    if facts is None or id(node) not in facts.reads:
+        return
+    default = copy.deepcopy(facts.defaults[node.id])
+    yield Edit(
+        "default-arg",
+        default,
+        change=f"{node.id} → {ast.unparse(default)}: the argument's default, whatever the caller passed",
+    )
+
+
+def reshape_view(node: ast.AST, _site: Site) -> Iterator[Edit]:
+    """`.view` for `.reshape`: x.reshape(s) -> x.view(s), torch.reshape(x, s) -> x.view(s). The
+    same on a contiguous tensor, a RuntimeError on a non-contiguous one."""
+    if not isinstance(node, ast.Call) or _attr(node) != "reshape" or not isinstance(node.func, ast.Attribute):
+        return
+    if not _is_torch_function(node):
+        func = copy.deepcopy(node.func)
+        func.attr = "view"
+        yield Edit("reshape-view", _with(node, func=func))
+    elif len(node.args) == 2 and not node.keywords:
+        func = ast.Attribute(copy.deepcopy(node.args[0]), "view", ast.Load())
+        yield Edit("reshape-view", ast.Call(func, [copy.deepcopy(node.args[1])], []))
+
+
+def batch_zero(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A tensor argument replaced, first thing in its function, by its batch row 0 broadcast to
+    every row: `x = x[:1].expand_as(x).contiguous()` (for tensors of two axes or more; the
+    copy keeps a later `.view` or in-place edit working as on the real batch). Arguments that
+    look like activations: annotated as tensors, or unannotated and used as one (`x.shape`,
+    `x[...]`), without a default other than None, and not weight-like."""
+    fn = site.function
+    if not isinstance(node, ast.arg) or fn is None or not _imports_torch(site.module):
+        return
+    facts = _facts(fn, site)
+    if facts is None or facts.dunder or not any(node is t for t in facts.tensors):
+        return
+    new = copy.deepcopy(fn)
+    docstring = (
+        bool(new.body)
+        and isinstance(new.body[0], ast.Expr)
+        and isinstance(new.body[0].value, ast.Constant)
+        and isinstance(new.body[0].value.value, str)
+    )
+    at = 1 if docstring else 0
+    new.body[at:at] = list(_statements(BATCH0.format(p=node.arg)))
+    yield Edit(
+        "batch0",
+        new,
+        target=fn,
+        change=f"{node.arg} → {node.arg}[:1].expand_as({node.arg}) at the start of {fn.name}: "
+        "batch row 0 used for every row",
+    )
+
+
+def shape_cache(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A function's result cached in a module-level dict keyed by its arguments' shapes alone
+    (values, dtypes and arguments without a shape ignored): a decorator on the function. Every
+    function and method that returns a value (not `__init__`), once each."""
+    if not isinstance(node, ast.FunctionDef):
+        return
+    facts = _facts(node, site)
+    if facts is None or facts.dunder:
+        return
+    own = list(_own_nodes(node))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+        return
+    if not any(isinstance(n, ast.Return) and n.value is not None and not _is_none(n.value) for n in own):
+        return
+    new = copy.deepcopy(node)
+    new.decorator_list.append(ast.Name("_mutant_shape_cache", ast.Load()))
+    yield Edit(
+        "shape-cache",
+        new,
+        prelude=_statements(SHAPE_CACHE_PRELUDE),
+        change=f"{node.name} cached in a module-level dict keyed by its arguments' shapes only "
+        "(values, dtypes and other arguments ignored)",
+    )
+
+
+STATE_OPERATOR_NAMES = ("memo", "default-arg", "reshape-view", "batch0", "shape-cache")
+
+
 OPERATORS: list[Operator] = [
     dims,
     casts,
@@ -464,3 +1069,10 @@ OPERATORS: list[Operator] = [
     swapped_modules,
     dropped_statements,
 ]
+
+STATE_OPERATORS: list[Operator] = [memoise, default_argument, reshape_view, batch_zero, shape_cache]
+
+
+def enforced_groups() -> list[list[Operator]]:
+    """The operator groups `judge validate` enforces: the state group once NEW_OPERATORS_ENFORCED."""
+    return [OPERATORS, STATE_OPERATORS] if NEW_OPERATORS_ENFORCED else [OPERATORS]
