@@ -325,23 +325,15 @@ def judge_source(
     def public_run() -> RunResult | None:
         return learner_run(public, public_cases_source(whole)) if public else None
 
-    def hidden_run() -> RunResult:
-        return learner_run(hidden, whole)
-
     held = store.at_hand(problem, backend)
-    # The public job, the hidden job and, on a cache miss, the trusted run (reference + wrong
-    # solutions) are independent: side by side, a Submit waits for the slowest of them, not for
-    # each in turn (with the pool's two ready sandboxes, about one job's time, as before the
-    # hidden cases ran apart). No thread is started for a Run whose expected values are at hand.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = pool.submit(store.get, problem, backend) if held is None else None
-        pending_hidden = pool.submit(hidden_run) if hidden else None
-        shown = public_run()
-        sealed = pending_hidden.result() if pending_hidden is not None else None
-        if pending is None:
-            assert held is not None
-            expected = held
-        else:
+    if held is not None:  # the usual case: no thread to start and join
+        expected, shown = held, public_run()
+    else:
+        # On a cache miss the trusted run (reference + wrong solutions) and the learner's run
+        # are independent: side by side, a cold judgement costs one runner start, not two.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(store.get, problem, backend)
+            shown = public_run()
             try:
                 expected = pending.result()
             except TrustedRunError as exc:
@@ -358,14 +350,16 @@ def judge_source(
         attach_hints(public, [graded[c.name] for c in public], run, expected)
         used.update(run.parts_used)
         log = shown.log
-    if sealed is not None:
-        # Code that does not load fails to load in both jobs: the hidden cases get the public
-        # job's reason, which the learner may read (the sealed job's would say nothing).
-        load = _load_failure(shown.solutions[0], shown.stop) if shown is not None else None
-        if load is not None:
+    if hidden:
+        # The public job's end decides whether the hidden one is worth running: code that does
+        # not load, or a run cut off by a limit, would only be cut off again (and a time-out
+        # would cost a learner twice the wait). Those cases get the public job's verdict.
+        stopped = _unfinished(shown)
+        if stopped is not None:
             for c in hidden:
-                graded[c.name] = _not_run(c, *load)
+                graded[c.name] = _not_run(c, *stopped)
         else:
+            sealed = learner_run(hidden, whole)
             run = sealed.solutions[0]
             results = grade_solution(hidden, run, sealed.stop, expected, sealed=seal_hidden)
             attach_hints(hidden, results, run, expected)
@@ -380,6 +374,19 @@ def judge_source(
         for p in parts
     ]
     return report
+
+
+def _unfinished(run: RunResult | None) -> tuple[Verdict, Text] | None:
+    """Why the hidden cases need not run after the public ones: (verdict, why), or None to
+    run them. Code that did not load, or a run that stopped early, would be stopped again."""
+    if run is None:
+        return None
+    load = _load_failure(run.solutions[0], run.stop)
+    if load is not None:
+        return load
+    if run.stop is not None:
+        return run.stop.verdict, msg("not_run_after_public")
+    return None
 
 
 def _not_run(case: Case, verdict: Verdict, why: Text) -> CaseResult:

@@ -126,6 +126,10 @@ CATALOG: dict[str, tuple[str, str]] = {
         "你的代码在这个隐藏用例上调用了禁止的 API",
         "your code called a forbidden API on this hidden case",
     ),
+    "not_run_after_public": (
+        "没有运行：公开用例的运行已提前结束",
+        "not run: the run of the public cases stopped early",
+    ),
     "ended_early": (
         "你的代码提前结束了进程（退出码 {code}）",
         "your code ended the process early (exit code {code})",

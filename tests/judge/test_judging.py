@@ -91,8 +91,7 @@ def test_endless_loop_is_tle_within_the_limit(pkg: Path, store: ExpectedStore) -
     report = judge(pkg, "def f(x):\n    while True:\n        pass\n", store)
     assert report.verdict == Verdict.TLE
     assert "1.5 s" in report.cases[0].message
-    # The hidden case runs in a job of its own, side by side, and times out there too.
-    assert report.cases[1].verdict == Verdict.TLE and "1.5 s" in report.cases[1].message
+    assert report.cases[1].verdict == Verdict.TLE and "not run" in report.cases[1].message
     assert time.monotonic() - started < 1.5 + 30  # limit + runner start-up
 
 
