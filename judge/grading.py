@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -15,7 +15,7 @@ from judge.compare import compare, compare_leaf
 from judge.diagnose import diagnose_case, leaves
 from judge.errormap import error_map
 from judge.execution import RunResult, SolutionRun, Stop, limits_for, run_solutions
-from judge.expected import Expected, TrustedRunError
+from judge.expected import Expected, TrustedRunError, WrongSolution
 from judge.interfaces import ExpectedSource, JudgedProblem, P, Which
 from judge.messages import msg
 from judge.public_cases import public_cases_source
@@ -161,56 +161,182 @@ def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, Text] |
     return None
 
 
-def _evidence(case: Case, reference: Any, wrong: Any) -> tuple[int, int]:
-    """Where a wrong solution differs from the reference on a case: (specific leaves, weak
-    leaves). A boolean, an integer or a one-element integer tensor is weak: many unrelated
-    mistakes flip the same flag. A float value or a larger tensor is specific."""
-    specific = weak = 0
+class Evidence(NamedTuple):
+    """Where a wrong solution differs from the reference on a case (see `_evidence`)."""
+
+    specific: int  # leaves of values of its own: a float value, a float tensor
+    weak: int  # pieces that many unrelated mistakes share: a flag, an integer, a changed token id
+    shared: int  # leaves holding what a whole class of mistakes gives (`_shared`)
+
+    def __bool__(self) -> bool:
+        return bool(self.specific or self.weak or self.shared)
+
+
+def _evidence(case: Case, reference: Any, wrong: Any) -> Evidence:
+    """Where a wrong solution differs from the reference on a case. A boolean, an integer or a
+    string is one weak piece, and so is each differing entry of an integer or boolean tensor
+    (token ids, counts, flags): many unrelated mistakes flip the same flag or move the same
+    draw. A value that a whole class of mistakes gives (`_shared`) names that class only. A
+    float value, or a float tensor of values of its own, is specific."""
+    specific = weak = shared = 0
     want, theirs = leaves(reference), leaves(wrong)
     for path, e in want.items():
         if path in theirs and compare_leaf(case, path, e, theirs[path]):
-            if _weak(e):
-                weak += 1
+            pieces = _weak_pieces(e, theirs[path])
+            if pieces:
+                weak += pieces
+            elif _shared(case, path, want, theirs[path]):
+                shared += 1
             else:
                 specific += 1
-    return specific, weak
+    return Evidence(specific, weak, shared)
 
 
-def _weak(value: Any) -> bool:
-    if isinstance(value, torch.Tensor):
-        return value.numel() <= 1 and not value.is_floating_point()
-    return isinstance(value, (bool, int, str)) or value is None
+def _weak_pieces(expected: Any, value: Any) -> int:
+    """How many weak pieces of evidence a differing leaf is (0: it is specific)."""
+    if isinstance(expected, torch.Tensor):
+        if expected.is_floating_point() or expected.is_complex():
+            return 0
+        same_shape = isinstance(value, torch.Tensor) and value.shape == expected.shape
+        if same_shape and not value.is_floating_point():
+            return max(1, int((value != expected).sum()))
+        return 1
+    return 1 if isinstance(expected, (bool, int, str)) or expected is None else 0
+
+
+def _shared(case: Case, path: str, want: dict[str, Any], value: Any) -> bool:
+    """A wrong value that does not say which mistake made it: the reference's own values in
+    another dtype (what every missing or extra cast gives), or what the reference returns at
+    another leaf of the case (what every mistake gives that ignores the argument in which the
+    two calls differ, or keeps a value from the other call: for a one-token sequence with its
+    only key padded, "a finite fill value", "the padding mask ignored" and "a mask kept from
+    the call before" all return v, the unpadded call's result)."""
+    if not isinstance(value, torch.Tensor) or value.numel() == 0:
+        return False
+    e = want[path]
+    recast = isinstance(e, torch.Tensor) and e.dtype != value.dtype and e.shape == value.shape
+    if recast and not compare_leaf(case, path, e, value.to(e.dtype)):
+        return True
+    return any(
+        other != path
+        and isinstance(o, torch.Tensor)
+        and o.shape == value.shape
+        and o.dtype == value.dtype
+        and not compare_leaf(case, path, o, value)
+        for other, o in want.items()
+    )
+
+
+def _contradicts(case: Case, reference: Any, wrong: Any, got: Any) -> bool:
+    """The learner's observations argue against the wrong solution on this case: where the
+    wrong solution differs from the reference, the learner's value is neither the wrong
+    solution's nor the reference's. Something else happens exactly where the mistake acts.
+    (A value equal to the reference's says nothing against it: a learner may make the mistake
+    in one of the places the wrong solution makes it, in `softmax` and not in `log_softmax`.)"""
+    want, theirs, have = leaves(reference), leaves(wrong), leaves(got)
+    differs = [p for p, e in want.items() if p in theirs and compare_leaf(case, p, e, theirs[p])]
+    if not differs:  # it differs in the tree's structure: compare the whole case
+        return bool(compare(case, wrong, got)) and bool(compare(case, reference, got))
+    return any(
+        p not in have
+        or (compare_leaf(case, p, theirs[p], have[p]) and compare_leaf(case, p, want[p], have[p]))
+        for p in differs
+    )
+
+
+def _contradicted(
+    cases: list[Case], results: list[CaseResult], run: SolutionRun, expected: Expected
+) -> set[str]:
+    """The wrong solutions this submission's own observations argue against (`_contradicts`,
+    on some case of the run where the wrong solution fails)."""
+    by_name = {c.name: c for c in cases}
+    out: set[str] = set()
+    for w in expected.wrong:
+        if not w.hint:
+            continue
+        for r in results:
+            ref, theirs, got = (
+                expected.reference.cases.get(r.name),
+                w.run.cases.get(r.name),
+                run.cases.get(r.name),
+            )
+            if ref is None or theirs is None or got is None:
+                continue
+            if not ref.status == theirs.status == got.status == "ok":
+                continue  # nothing observed to tell them apart by
+            if _contradicts(by_name[r.name], ref.observations, theirs.observations, got.observations):
+                out.add(w.name)
+                break
+    return out
 
 
 def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun, expected: Expected) -> None:
     """Give each wrong case the hint of a known wrong solution whose observations it matches.
 
-    A wrong solution counts for a case only where it fails that case itself, and only on
-    specific evidence: the learner matches it on the whole case, and where it differs from the
-    reference there is a tensor of more than one element, or at least two other values (one
-    boolean or small integer alone says too little). Among several matches, the one that
-    matches the most of this submission's failing cases wins, then the one that would fail
-    the fewest of the cases this submission passes; if two are still equal, the learner is
-    told neither (the evidence does not say which mistake it is).
+    A hint names one mistake, so it is shown only where this run's observations single that
+    mistake out. A wrong solution matches a case where it fails the case itself and the
+    learner's observations are its own on the whole case. It is named when:
+
+    - some matching case is specific evidence (`_evidence`): where the wrong solution differs
+      from the reference there is a float tensor of values of its own, or at least two weak
+      pieces (one boolean, one integer or one changed token id says too little). A value that
+      a whole class of mistakes gives (`_shared`: the right values in another dtype, the right
+      result of another call of the case) names only that class: it counts for a wrong
+      solution whose differences in this run are all of that kind (a missing cast, an
+      argument ignored), and for no other;
+    - nothing in the run argues against it (`_contradicted`): wherever the wrong solution's
+      values differ from the reference's, in any case of the run, the learner's are the wrong
+      solution's or the reference's. A learner wrong there in another way does something else
+      where the mistake acts. (Right there is no argument against it: the learner may make
+      the mistake in one of the places the wrong solution makes it.)
+
+    It is then shown on every failing case it matches. Among several, the one that matches the
+    most of this submission's failing cases wins, then the one that would fail the fewest of
+    the cases this submission passes; if two are still equal, the learner is told neither
+    (the evidence does not say which mistake it is).
     """
     by_name = {c.name: c for c in cases}
     failing = [r for r in results if r.verdict == Verdict.WA and run.cases.get(r.name) is not None]
+    if not failing:
+        return
+    against = _contradicted(cases, results, run, expected)
+    memo: dict[tuple[str, str], Evidence] = {}
+
+    def evidence(w: WrongSolution, name: str) -> Evidence:
+        """Where `w` differs from the reference on case `name` (nothing if either did not run)."""
+        if (w.name, name) not in memo:
+            ref, theirs = expected.reference.cases.get(name), w.run.cases.get(name)
+            ran = ref is not None and ref.status == "ok" and theirs is not None and theirs.status == "ok"
+            memo[w.name, name] = (
+                _evidence(by_name[name], ref.observations, theirs.observations)  # type: ignore[union-attr]
+                if ran
+                else Evidence(0, 0, 0)
+            )
+        return memo[w.name, name]
+
+    def of_a_class(w: WrongSolution) -> bool:
+        """No values of its own anywhere in the run: every difference is a dtype, or another
+        call's right result. Such a wrong solution is that class of mistake itself (a missing
+        cast, an argument ignored), and that kind of evidence names it."""
+        return not any(evidence(w, c.name).specific for c in cases)
+
     matches: dict[str, list[str]] = {}  # case -> wrong solutions that match it
+    singled: set[str] = set()  # wrong solutions matched on specific evidence somewhere
     for r in failing:
         got = run.cases[r.name]
         if got.status != "ok":
             continue
         c = by_name[r.name]
-        ref = expected.reference.cases[r.name]
         for w in expected.wrong:
-            theirs = w.run.cases.get(r.name)
-            if theirs is None or theirs.status != "ok" or not w.hint:
+            if not w.hint or w.name in against:
                 continue
-            specific, weak = _evidence(c, ref.observations, theirs.observations)
-            if specific == 0 and weak < MIN_SCALAR_EVIDENCE:
-                continue  # passes the case, or fails it on too little to name the mistake by
-            if not compare(c, theirs.observations, got.observations):
+            e = evidence(w, r.name)
+            if not e:
+                continue  # it passes the case, or did not run it
+            if not compare(c, w.run.cases[r.name].observations, got.observations):
                 matches.setdefault(r.name, []).append(w.name)
+                if e.specific or e.weak >= MIN_SCALAR_EVIDENCE or (e.shared and of_a_class(w)):
+                    singled.add(w.name)
     # How well each matching mistake explains this submission: the more of its failing cases
     # it matches, the better; then the fewer cases it would fail that this submission passes.
     passed = {r.name for r in results if r.verdict == Verdict.AC}
@@ -222,7 +348,7 @@ def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun,
             strength[n] = (strength[n][0] + 1, strength[n][1])
     hints = {w.name: w.hint for w in expected.wrong}
     for r in failing:
-        candidates = matches.get(r.name, [])
+        candidates = [n for n in matches.get(r.name, []) if n in singled]
         if not candidates:
             continue
         top = max(strength[n] for n in candidates)

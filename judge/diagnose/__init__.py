@@ -6,7 +6,11 @@ of the axes, a constant factor, a shift by one, right except where the reference
 where it is finite, a step in the last place... The relations that hold are reported,
 strongest first and at most two per case, each a sentence with its evidence. Over the whole
 observation tree: a forward that is right with a gradient that is wrong or missing, an input
-that changed during the call, an output of zeros or equal to an input.
+that changed during the call, an output of zeros or equal to an input. And, where a case
+names its observations by a convention (stages in order, several calls of one object, several
+eps values, a contiguous input beside a view, a batch): the first stage or call that goes
+wrong, right only for the default eps, right only for the contiguous input, right only for
+batch item 0.
 
 Runs in the judge, never in the learner's process; uses torch only (the practice kit has it).
 """
@@ -19,11 +23,25 @@ from typing import Any
 import torch
 
 from judge.casekit import Case
-from judge.diagnose import masked, names, nonfinite, precision, refusals, scale, shapes, shift, stages
+from judge.diagnose import (
+    batch,
+    eps,
+    masked,
+    names,
+    nonfinite,
+    precision,
+    refusals,
+    repeated,
+    scale,
+    shapes,
+    shift,
+    stages,
+    views,
+)
 from judge.diagnose.probe import Diagnosis, Probe
 from judge.texts import Text
 
-__all__ = ["DIAGNOSERS", "Diagnosis", "Probe", "diagnose_case", "leaves"]
+__all__ = ["DIAGNOSERS", "TREE_DIAGNOSERS", "Diagnosis", "Probe", "diagnose_case", "leaves"]
 
 MAX_PER_CASE = 2
 SECOND_AT_LEAST = 0.6
@@ -34,7 +52,17 @@ DIAGNOSERS: list[Callable[[Probe], list[Diagnosis]]] = [
     scale.diagnose,
     shift.diagnose,
     masked.diagnose,
+    batch.diagnose,
     precision.diagnose,
+]
+# Over the whole tree, reading how the case named its observations (each module's docstring
+# gives the keys it reads): stages in order, several calls of one object, several eps values,
+# a contiguous input beside a view of it.
+TREE_DIAGNOSERS: list[Callable[[Case, Any, Any], list[Diagnosis]]] = [
+    stages.diagnose,
+    repeated.diagnose,
+    eps.diagnose,
+    views.diagnose,
 ]
 AFTER_CALL = ("after_call", "after_calls", "_after", "unchanged", "untouched")
 
@@ -66,7 +94,8 @@ def diagnose_case(case: Case, expected: Any, got: Any) -> list[Diagnosis]:
     found: list[Diagnosis] = []
     found.extend(_tree_level(case, want, have, failing))
     found.extend(names.diagnose(expected, got))
-    found.extend(stages.diagnose(case, expected, got))
+    for tree_diagnoser in TREE_DIAGNOSERS:
+        found.extend(tree_diagnoser(case, expected, got))
     for path in failing:
         e, g = want[path], have[path]
         found.extend(refusals.diagnose(path, e, g))

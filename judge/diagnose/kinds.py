@@ -3,6 +3,7 @@ sentence names shapes and indices, which would describe the hidden inputs)."""
 
 from __future__ import annotations
 
+from judge.diagnose import batch, eps, repeated, views
 from judge.texts import Text
 
 KINDS: dict[str, Text] = {
@@ -48,6 +49,8 @@ KINDS: dict[str, Text] = {
     "layer_schedule": Text(
         "层的类型与配置的排布不符", "a layer's type does not follow the config's schedule"
     ),
+    # The diagnoses that read how a case named its observations carry their own labels.
+    **{m.KIND: m.LABEL for m in (repeated, eps, views, batch)},
 }
 
 

@@ -88,3 +88,70 @@ def test_denominator_as_constant_in_saturated_rows_fails_only_the_sink_case() ->
     failing = failing_cases(PROBLEM, mutant.source)
     assert set(failing) == {"attention_sink_backward"}
     assert all("unattended_key_grads" in m for m in failing["attention_sink_backward"])
+
+
+# Two mistakes no wrong solution lists, which used to be told uniform_empty_rows' hint ("you fill
+# masked scores with a finite minimum"): for the lone padded token of single_token all three
+# return v, the unpadded call's result. That value names a class of mistakes (the padding
+# ignored), not one of them, and elsewhere each of the two is right where uniform_empty_rows is not.
+MEMOISED_MASK = """
+import math
+
+import torch
+
+_ALLOWED = {}
+
+
+def attention(q, k, v, padding_mask=None):
+    seq, head_dim = q.shape[-2], q.shape[-1]
+    qf, kf, vf = q.float(), k.float(), v.float()
+    scores = (qf @ kf.transpose(-2, -1)) / math.sqrt(head_dim)
+    if seq not in _ALLOWED:  # memoised by length: the first call's padding sticks
+        allowed = torch.ones(seq, seq, dtype=torch.bool).tril()
+        if padding_mask is not None:
+            allowed = allowed & padding_mask[:, None, None, :]
+        _ALLOWED[seq] = allowed
+    scores = scores.masked_fill(~_ALLOWED[seq], float("-inf"))
+    row_max = scores.amax(dim=-1, keepdim=True)
+    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    weights = torch.exp(scores - row_max)
+    total = weights.sum(dim=-1, keepdim=True)
+    weights = weights / torch.where(total > 0, total, torch.ones_like(total))
+    return (weights @ vf).to(q.dtype)
+"""
+ONE_TOKEN_FAST_PATH = (
+    "    if seq == 1:\n"
+    "        return v.clone()  # one token attends to itself only (the padding forgotten)\n"
+    "    # Everything in fp32"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", ["memoised_mask", "one_token_fast_path"])
+def test_mistakes_with_the_same_padded_token_are_not_told_another_ones_hint(
+    store: ExpectedStore, mistake: str
+) -> None:
+    if mistake == "memoised_mask":
+        source = MEMOISED_MASK
+    else:
+        source = PROBLEM.reference.source().replace("    # Everything in fp32", ONE_TOKEN_FAST_PATH, 1)
+        assert "if seq == 1:" in source
+    report = judge_problem(PROBLEM, source, store)
+    by_name = {c.name: c for c in report.cases}
+    assert by_name["single_token"].verdict == Verdict.WA
+    uniform = _wrong("uniform_empty_rows")
+    assert "finfo" in uniform
+    shown = {c.name: c.hint.en for c in report.cases if c.hint}
+    assert not [n for n, hint in shown.items() if hint in uniform], shown
+    # No listed mistake is this one: nothing is named, and the diagnosis still says what it sees.
+    assert shown == {}
+    assert by_name["single_token"].diagnoses
+
+
+@pytest.mark.slow
+def test_the_finite_fill_is_still_told_its_hint_and_it_starts_with_the_symptom(store: ExpectedStore) -> None:
+    report = judge_problem(PROBLEM, _wrong("uniform_empty_rows"), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert failing and all(c.hint for c in failing)
+    assert failing[0].hint.en.startswith("For a row with no visible key")
+    assert failing[0].hint.zh.startswith("对于没有任何可见键的行")

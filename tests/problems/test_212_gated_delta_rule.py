@@ -85,3 +85,34 @@ def test_an_empty_sequence_returns_an_empty_output_and_the_state(store: Expected
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["empty_sequence"]
     assert failing[0].hint == wrong.hint()
+
+
+def test_an_early_return_for_an_empty_sequence_is_not_told_the_bf16_hint(store: ExpectedStore) -> None:
+    """An early return that hands back a clone of a bf16 initial state (zeros without one) gives
+    the state in bf16 with the right values, as the recurrence run in bf16 does on that case;
+    the right values in another dtype name any missing cast, and the code is right on every
+    case where the recurrence in bf16 shows."""
+    start = "    # Everything in fp32: the state is a running sum over the whole sequence.\n"
+    early = (
+        "    if seq == 0:\n"
+        "        zeros = q.new_zeros(batch, heads, d_k, d_v)\n"
+        "        state = zeros if initial_state is None else initial_state.clone()\n"
+        "        return v.new_zeros(batch, heads, 0, d_v), state\n"
+    )
+    source = PROBLEM.reference.source()
+    assert start in source
+    report = judge_problem(PROBLEM, source.replace(start, early + start, 1), store)
+    failing = [c for c in report.cases if c.verdict != Verdict.AC]
+    assert [c.name for c in failing] == ["empty_sequence"]
+    bf16_hint = _wrong("math_in_bf16").hint()
+    assert "recurrence" in bf16_hint
+    assert not failing[0].hint, failing[0].hint.en
+    assert [d.kind for d in failing[0].diagnoses][:1] == ["dtype"]
+
+
+def test_the_bf16_hint_starts_with_the_symptom(store: ExpectedStore) -> None:
+    wrong = _wrong("math_in_bf16")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    hinted = next(c for c in report.cases if c.name == "bf16")
+    assert hinted.hint.en.startswith("With bf16 inputs your o is further from the fp32 result")
+    assert hinted.hint.zh.startswith("输入是 bf16 时")

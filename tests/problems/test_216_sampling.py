@@ -137,3 +137,33 @@ def test_starter_scores_zero_with_readable_errors(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, PROBLEM.starter.source(), store)
     assert report.verdict == Verdict.RE and report.score == 0
     assert "NotImplementedError" in report.cases[0].message
+
+
+def test_a_top_p_cut_counted_over_the_whole_batch_is_not_told_the_temperature_hint(
+    store: ExpectedStore,
+) -> None:
+    """One number of kept tokens for the whole batch (the rows' counts added up) moves one draw
+    of sample_fixed_seed the way the temperature applied too late does: one changed token id
+    names no mistake, and the filters are wrong where the late temperature is right."""
+    old = "n_keep = (before < top_p).sum(dim=-1, keepdim=True).clamp(min=1)"
+    new = (
+        "n_keep = torch.full_like(before[..., :1], int((before < top_p).sum()), dtype=torch.long)"
+        ".clamp(min=1, max=before.shape[-1])"
+    )
+    source = PROBLEM.reference.source()
+    assert old in source
+    report = judge_problem(PROBLEM, source.replace(old, new), store)
+    by_name = {c.name: c for c in report.cases}
+    assert by_name["sample_fixed_seed"].verdict == Verdict.WA
+    late = _wrong("temperature_after_filters")
+    assert "too late" in late
+    shown = {c.name: c.hint.en for c in report.cases if c.hint}
+    assert not [n for n, hint in shown.items() if hint in late], shown
+    assert shown == {}
+
+
+def test_the_late_temperature_is_still_told_its_hint_starting_with_the_symptom(store: ExpectedStore) -> None:
+    report = judge_problem(PROBLEM, _wrong("temperature_after_filters"), store)
+    hinted = [c for c in report.cases if c.hint]
+    assert {c.name for c in hinted} >= {"filter_order", "filter_bf16"}
+    assert hinted[0].hint.en.startswith("With top-p and a temperature other than 1 you keep a different set")

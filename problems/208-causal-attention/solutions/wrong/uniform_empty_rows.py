@@ -1,5 +1,5 @@
-"""被屏蔽的分数填了一个有限的最小值（torch.finfo(...).min），于是没有任何可见键的行（左填充的填充位置）里所有分数相等，softmax 给出均匀分布，输出成了整行 v 的平均值，包括未来的 token。本题规定这样的行输出 0：算完后把没有可见键的行置 0（allowed.any(-1)），或者填 -inf 并处理 0/0。
-You fill masked scores with a finite minimum (torch.finfo(...).min), so in a row with no visible key (a padded position under left padding) all scores are equal, the softmax is uniform, and the output is the average of every value in the row, future tokens included. This problem defines such rows to output 0: zero the rows without a visible key (allowed.any(-1)) afterwards, or fill with -inf and handle 0/0."""
+"""对于没有任何可见键的行（左填充时填充位置上的查询），你返回了所有值的平均（连未来的 token 也算进去）；题目要求这样的行输出 0。常见原因：被屏蔽的分数填了一个有限的最小值（torch.finfo(...).min），这一行的分数于是全都相等，softmax 给出均匀分布。算完后把没有可见键的行置 0（allowed.any(-1)），或者填 -inf 并处理 0/0。
+For a row with no visible key (a query at a padded position under left padding) you return the average of all values, future tokens included; the statement asks for zeros. The usual cause: masked scores filled with a finite minimum (torch.finfo(...).min), so every score in that row is equal and the softmax is uniform. Zero the rows without a visible key (allowed.any(-1)) afterwards, or fill with -inf and handle 0/0."""
 
 import math
 

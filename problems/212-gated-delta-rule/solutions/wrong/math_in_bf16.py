@@ -1,9 +1,12 @@
-"""你在输入的 dtype（bf16）里做递归。状态是整段序列的累加，bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字），每一步的舍入误差都会
-留在状态里一直传下去。先把 q、k、v、g、beta 和初始状态都转成 fp32 再算；o 最后转回 v 的 dtype，final_state 保持 fp32。
-You run the recurrence in the input dtype (bf16). The state is a sum over the whole sequence and
-bf16 keeps 8 significant bits, so every step's rounding error stays in the state and is carried
-forward. Convert q, k, v, g, beta and the initial state to fp32 first; convert o back to v's dtype at
-the end and keep final_state in fp32."""
+"""输入是 bf16 时，你的 o 与 fp32 中算出的结果差得比一次舍入多；final_state 以 v 的 dtype 返回（bf16，fp64 输入时是 fp64，空序列时也一样），
+而题目要求在 fp32 中递归、final_state 为 fp32。常见原因：递归在输入的 dtype（bf16）里做。状态是整段序列的累加，bf16 只有 8 位有效二进制位（约 2～3 位十进制有效数字），
+每一步的舍入误差都会留在状态里一直传下去。先把 q、k、v、g、beta 和初始状态都转成 fp32 再算；o 最后转回 v 的 dtype，final_state 保持 fp32。
+With bf16 inputs your o is further from the fp32 result than one rounding, and final_state comes
+back in v's dtype (bf16, or fp64 for fp64 inputs, for an empty sequence too); the statement asks for
+the recurrence in fp32 and an fp32 final_state. The usual cause: the recurrence runs in the input
+dtype (bf16). The state is a sum over the whole sequence and bf16 keeps 8 significant bits, so every
+step's rounding error stays in the state and is carried forward. Convert q, k, v, g, beta and the
+initial state to fp32 first; convert o back to v's dtype at the end and keep final_state in fp32."""
 
 import torch
 

@@ -1,5 +1,5 @@
-"""温度用晚了：你先在原始 logits 上做 top-k/top-p，最后才除以温度。温度会改变概率分布的形状（T < 1 更尖，T > 1 更平），top-p 应该看的是除以温度之后的分布：先 x = logits.float() / temperature，再过滤。
-You apply the temperature too late: top-k/top-p run on the raw logits and the division comes last. Temperature reshapes the distribution (sharper below 1, flatter above 1), and top-p must see the tempered one: x = logits.float() / temperature first, then filter."""
+"""温度不为 1 并且有 top-p 时，你留下的 token 集合与参考不同（T < 1 时留得多，T > 1 时留得少），留下的值本身（logits / temperature）是对的：top-p 看的不是除以温度之后的分布。常见原因：温度用晚了，先在原始 logits 上做 top-k/top-p，最后才除以温度。温度会改变概率分布的形状（T < 1 更尖，T > 1 更平），top-p 应该看除以温度之后的分布：先 x = logits.float() / temperature，再过滤。
+With top-p and a temperature other than 1 you keep a different set of tokens from the reference (more below 1, fewer above 1), while the values you keep (logits / temperature) are right: top-p did not see the tempered distribution. The usual cause: the temperature applied too late, top-k/top-p run on the raw logits and the division last. Temperature reshapes the distribution (sharper below 1, flatter above 1), and top-p must see the tempered one: x = logits.float() / temperature first, then filter."""
 
 import torch
 
