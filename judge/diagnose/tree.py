@@ -5,12 +5,13 @@ subtree."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from judge.casekit import Case
+from judge.diagnose.probe import Diagnosis
 
 
 def join(path: str, key: Any) -> str:
@@ -34,6 +35,22 @@ def pairs(expected: Any, got: Any, path: str = "") -> Iterator[tuple[str, Any, A
         for i, value in enumerate(expected):
             theirs = got[i] if isinstance(got, (list, tuple)) and i < len(got) else None
             yield from pairs(value, theirs, join(path, i))
+
+
+def first_in_dicts(
+    case: Case,
+    expected: Any,
+    got: Any,
+    look: Callable[[Case, str, dict[Any, Any], dict[Any, Any]], Diagnosis | None],
+) -> list[Diagnosis]:
+    """The first diagnosis `look` finds in a dict of the expected tree beside the got tree's
+    dict at the same place (one per case: the first dict that shows the pattern says it)."""
+    for path, want, have in pairs(expected, got):
+        if isinstance(want, dict) and isinstance(have, dict):
+            found = look(case, path, want, have)
+            if found is not None:
+                return [found]
+    return []
 
 
 def has_tensor(tree: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 from judge.casekit import Case
 from judge.diagnose.probe import Diagnosis
-from judge.diagnose.tree import has_tensor, join, pairs, right
+from judge.diagnose.tree import first_in_dicts, has_tensor, join, right
 from judge.texts import Text
 
 KIND = "view_input_wrong"
@@ -27,12 +27,7 @@ MAX_LISTED = 3
 
 
 def diagnose(case: Case, expected: Any, got: Any) -> list[Diagnosis]:
-    for path, want, have in pairs(expected, got):
-        if isinstance(want, dict) and isinstance(have, dict):
-            found = _in_dict(case, path, want, have)
-            if found is not None:
-                return [found]
-    return []
+    return first_in_dicts(case, expected, got, _in_dict)
 
 
 def _in_dict(case: Case, path: str, want: dict[Any, Any], have: dict[Any, Any]) -> Diagnosis | None:
