@@ -461,14 +461,13 @@ def _compare_calls(
             "detail": None,
             "reason": reason,
         }
-        if isinstance(call, dict) and reason is None and budget is not None and len(admitted) >= budget.left:
-            row["reason"] = text("budget", limit=budget.limit, hours=f"{budget.window_s / 3600:g}")
+        if isinstance(call, dict) and reason is None:
             row["call"] = signature(call)
             row["learner"] = show(call.get("out"))
-        elif isinstance(call, dict) and reason is None:
-            row["call"] = signature(call)
-            row["learner"] = show(call.get("out"))
-            admitted.append((call, row))
+            if budget is not None and len(admitted) >= budget.left:  # the reveal budget is spent
+                row["reason"] = text("budget", limit=budget.limit, hours=f"{budget.window_s / 3600:g}")
+            else:
+                admitted.append((call, row))
         else:
             row["call"] = _signature_or_name(call)
             row["learner"] = show(call.get("out")) if isinstance(call, dict) else ""
