@@ -4,7 +4,8 @@ passing them means the code is right and not only right on the shapes the author
     arguments       every argument of every entry point (constructor and call) takes a value
                     other than its default in a hidden case, and some case changes it between
                     two calls of one object (for a constructor: between two objects one case makes)
-    repeated_calls  a case calls one object several times with different shapes, dtypes and
+    repeated_calls  a case calls one object several times with different shapes, dtypes (of an
+                    input, or of the module's parameters converted between two calls) and
                     argument values, and observes the output of every call
     param_edit      a case edits a module's parameters in place after its first call
                     (`p.add_(...)` under no_grad, `load_state_dict`, `load_params`) and observes
@@ -138,6 +139,7 @@ class Call:
     uses: tuple[int, ...]  # other objects passed to it
     edited: tuple[str, ...] = ()  # parameters edited in place since the object's previous call
     replaced: tuple[str, ...] = ()  # parameters replaced or converted since then
+    converted: tuple[str, ...] = ()  # of those, the ones now of another dtype (`module.to(bf16)`)
     outputs: int = 0  # tensors in what it returned
     observed: bool = False  # the case's observations hold one of them or a tensor computed from one
     raised: str = ""  # the class of what it raised
@@ -487,7 +489,7 @@ class _Recorder:
         uses: list[int] = []
         for name, value in values:
             self._walk(name, value, tensors, uses, direct=True, depth=0)
-        edited, replaced = self._param_changes(target, number)
+        edited, replaced, converted = self._param_changes(target, number)
         return Call(
             seq,
             sig.callable,
@@ -497,6 +499,7 @@ class _Recorder:
             tuple(u for u in dict.fromkeys(uses) if u != number),
             edited,
             replaced,
+            converted,
         )
 
     def _walk(
@@ -540,12 +543,16 @@ class _Recorder:
         obj = self.case.objects[number - 1]
         obj.parameters = max(obj.parameters, len(params))
 
-    def _param_changes(self, target: Any, number: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _param_changes(
+        self, target: Any, number: int
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The parameters edited in place, replaced, and converted to another dtype since the
+        object's previous call."""
         before = self._params.get(number)
         if before is None or not isinstance(target, nn.Module):
-            return (), ()
+            return (), (), ()
         now = {name: p for name, p in target.named_parameters()}
-        edited, replaced = [], []
+        edited, replaced, converted = [], [], []
         for name in sorted(set(before) | set(now)):
             was, p = before.get(name), now.get(name)
             if was is None or p is None:
@@ -554,9 +561,11 @@ class _Recorder:
             same = (id(p), p.data_ptr(), p.dtype, tuple(p.shape)) == (was[0], was[2], was[3], was[4])
             if not same:
                 replaced.append(name)
+                if p.dtype != was[3]:
+                    converted.append(name)
             elif p._version != was[1]:
                 edited.append(name)
-        return tuple(edited), tuple(replaced)
+        return tuple(edited), tuple(replaced), tuple(converted)
 
     # ------------------------------------------------ data flow
 
@@ -860,7 +869,9 @@ def _repeated_calls(records: Records) -> Finding:
             continue
         sig = records.signatures[callable_id]
         shapes = _varies(calls, lambda t: t.shape)
-        dtypes = _varies(calls, lambda t: t.dtype)
+        # A dtype changes with an input's, or with the module's own (`model.to(bf16)` between
+        # two calls: a model whose only input is token ids changes dtype this way).
+        dtypes = _varies(calls, lambda t: t.dtype) or any(call.converted for call in calls[1:])
         others = _other_arguments_change(sig, calls)
         unobserved = [call.seq for call in calls if call.outputs and not call.observed]
         what = f"case {case_name} calls {callable_id} {len(calls)} times"

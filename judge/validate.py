@@ -61,7 +61,7 @@ SHOWN_UNEXPLAINED = 8
 # neither met nor waived in problem.toml's [waivers] is printed as a warning. This turns on (the
 # check then fails on such a gap, or on a waiver that waives nothing) once the packages carry the
 # property cases (issue 28).
-ENFORCE_PROPERTIES = False
+ENFORCE_PROPERTIES = True
 
 
 @dataclass
@@ -252,10 +252,13 @@ def _check_mutants(v: Validation, score: MutationScore, min_mutants: int) -> Non
             f"no feedback: {r.mutant.id}: line {r.mutant.line}: {r.mutant.change}"
             for r in score.unexplained[:SHOWN_UNEXPLAINED]
         )
+    state = score.groups()["state"]
     summary = (
         f"{score.generated} generated, {len(score.killed)} killed, {declared} equivalent, "
         f"{len(score.survivors)} survived; {explained} of {len(score.killed)} killed come with feedback "
-        f"(a diagnosis, a hint or a verdict that says why)"
+        f"(a diagnosis, a hint or a verdict that says why); of them from the state operators: "
+        f"{state.generated} generated, {state.killed} killed, {state.equivalent} equivalent, "
+        f"{state.with_feedback} of {state.killed} killed with feedback"
     )
     if score.survivors:
         summary += (

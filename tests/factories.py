@@ -7,7 +7,7 @@ import os
 import sys
 import textwrap
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from judge.casekit import Rng
@@ -204,4 +204,23 @@ def failing_cases(problem: Problem, source: str) -> dict[str, list[str]]:
         mismatches = compare(c, c.fn(ref, Rng(c.seed)), c.fn(impl, Rng(c.seed)))
         if mismatches:
             failing[c.name] = [str(m) for m in mismatches]
+    return failing
+
+
+def failing_case_names(problem: Problem, source: str, only: Collection[str] | None = None) -> list[str]:
+    """The cases (of `only`, if given) that `source` fails, each in a fresh module, in case
+    order; a case that raises fails too (`failing_cases` lets its exception through)."""
+    ref = source_module("reference", problem.reference.source(), problem.reference_parts())
+    impl = source_module("candidate", source, problem.reference_parts())
+    failing = []
+    for c in problem.cases:
+        if only is not None and c.name not in only:
+            continue
+        try:
+            got = c.fn(impl, Rng(c.seed))
+        except Exception:
+            failing.append(c.name)
+            continue
+        if compare(c, c.fn(ref, Rng(c.seed)), got):
+            failing.append(c.name)
     return failing

@@ -64,6 +64,9 @@ TREE_DIAGNOSERS: list[Callable[[Case, Any, Any], list[Diagnosis]]] = [
     eps.diagnose,
     views.diagnose,
 ]
+# Diagnoses that explain why two of a case's results are equal (a value kept from the first
+# call, the default eps used for every eps), so the generic "equals another result" stands down.
+EXPLAIN_EQUAL_RESULTS = {repeated.KIND, eps.KIND}
 AFTER_CALL = ("after_call", "after_calls", "_after", "unchanged", "untouched")
 
 
@@ -109,6 +112,10 @@ def diagnose_case(case: Case, expected: Any, got: Any) -> list[Diagnosis]:
             except (RuntimeError, ValueError, IndexError):
                 continue  # a relation that cannot even be tried on these tensors does not hold
         found.extend(_equal_to_other(probe))
+    if any(d.kind in EXPLAIN_EQUAL_RESULTS for d in found):
+        # A later call that returned the first call's values, or an eps ignored, already says
+        # why two results are equal: "an input returned as it came" would point elsewhere.
+        found = [d for d in found if d.kind != "equals_other"]
     found.sort(key=lambda d: -d.strength)
     shown: list[Diagnosis] = []
     for d in found:

@@ -483,7 +483,7 @@ def dropped_statements(node: ast.AST, site: Site) -> Iterator[Edit]:
 # Until cases kill those (issue 28), `judge validate` does not enforce this group: with
 # NEW_OPERATORS_ENFORCED = False, `generate` makes the single-change mutants only, and
 # `generate_state` reports the state group's mutants apart.
-NEW_OPERATORS_ENFORCED = False
+NEW_OPERATORS_ENFORCED = True
 
 # Caps, so that a long reference does not bury its package in near-copies of one mistake:
 MEMO_PER_FUNCTION = 2  # the largest memoisable expressions of each function

@@ -13,7 +13,7 @@ apart; an undeclared survivor is a promise of the statement that no case checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from judge.diagnose import diagnose_case
@@ -21,6 +21,7 @@ from judge.execution import RunResult, limits_for, run_solutions
 from judge.expected import Expected
 from judge.grading import attach_hints, grade_solution
 from judge.mutation.generate import Mutant, generate
+from judge.mutation.operators import STATE_OPERATOR_NAMES
 from judge.runner.job import SolutionSource
 from judge.verdicts import Verdict
 from sandbox.backend import Backend, Limits
@@ -46,6 +47,16 @@ class MutantResult:
     by: list[str] = field(default_factory=list)
     # Per failing case, the verdicts and results a learner with this code would see.
     results: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class GroupScore:
+    """One operator group's share of a MutationScore."""
+
+    generated: int = 0
+    killed: int = 0
+    equivalent: int = 0
+    with_feedback: int = 0
 
 
 @dataclass
@@ -102,8 +113,23 @@ class MutationScore:
         return {
             "killed": len(self.killed),
             "with_feedback": len(self.with_feedback),
+            "by_group": {name: asdict(g) for name, g in self.groups().items()},
             "unspecific_hints": self.unspecific_hints(),
         }
+
+    def groups(self) -> dict[str, GroupScore]:
+        """The same counts per operator group: the single-change operators and the state ones
+        (issue 28), so that a package whose state mutants die without a word is seen as such."""
+        out = {"single": GroupScore(), "state": GroupScore()}
+        for r in self.results:
+            g = out["state" if r.mutant.operator in STATE_OPERATOR_NAMES else "single"]
+            g.generated += 1
+            if r.killed:
+                g.killed += 1
+                g.with_feedback += 1 if _explained(r) else 0
+            elif r.mutant.id in self.equivalent:
+                g.equivalent += 1
+        return out
 
     def unspecific_hints(self) -> list[dict[str, Any]]:
         """Hints of listed mistakes that many unrelated mutants are shown: a hint that fires for

@@ -44,6 +44,13 @@ float64 maths rounded to fp32), plus 30 extra random draws at vocab 50, dim 48:
 - Two mutants of the upper bound check are declared equivalent in problem.toml:
   weight[flat_ids] itself raises IndexError for every id >= vocab_size (checked for ids
   vocab_size, vocab_size + 1 and 1000), so a weaker upper check raises for the same ids.
+- view_inputs and two_models (issue 28): the same values passed contiguous and as views
+  (`input_ids[:, :-1]`, `hidden[:, -1]`, a transposed h), and two models of other sizes called in
+  turn. The four accepted files give bit-identical results on both (LOGITS for the logits, exact()
+  for the rows). `.view` on the ids or on h raises there; a value cached on the class or in a
+  module-level variable gives the second model the first one's table. The two `.view`s of an
+  output (rows, scores) only split their first axis, which a view always can: declared
+  equivalent in problem.toml.
 """
 
 import torch
@@ -117,7 +124,7 @@ def lookup_fp32(impl, rng):
     return {"x": m.embed(ids)}
 
 
-@case(points=8, checker=exact())
+@case(points=6, checker=exact())
 def lookup_shapes(impl, rng):
     """任意形状的 ids：(1, 1)、一维、三维、零维，输出形状为 ids.shape + (dim,) /
     ids of any shape: (1, 1), 1-D, 3-D and 0-D; the output has shape ids.shape + (dim,)"""
@@ -177,7 +184,7 @@ def logits_fp32(impl, rng):
     return {"logits": m.logits(rng.normal(2, 5, 48, std=2.0))}
 
 
-@case(points=10, checker=LOGITS)
+@case(points=8, checker=LOGITS)
 def logits_bf16(impl, rng):
     """bf16 的 h 和 weight：logits 在 fp32 中计算并以 fp32 返回；混合 dtype 同样 /
     bf16 h and weight: logits computed and returned in fp32; the same for mixed dtypes"""
@@ -190,7 +197,7 @@ def logits_bf16(impl, rng):
     return out
 
 
-@case(points=6, checker=LOGITS)
+@case(points=4, checker=LOGITS)
 def logits_shapes(impl, rng):
     """各种形状的 h：一维 (dim,)、(1, 1, dim)、四维；奇数的词表和维数 /
     h of other shapes: 1-D (dim,), (1, 1, dim) and 4-D, with odd vocab and dim"""
@@ -213,7 +220,7 @@ def square_table(impl, rng):
 # ---------------------------------------------------------------- tying
 
 
-@case(points=12, checkers={"grads": GRADS, "loss": LOGITS})
+@case(points=10, checkers={"grads": GRADS, "loss": LOGITS})
 def tied_gradient(impl, rng):
     """一个同时经过 embed 和 logits 的损失：weight.grad 是两部分梯度之和 /
     a loss through both embed and logits: weight.grad is the sum of both contributions"""
@@ -244,3 +251,43 @@ def shared_storage(impl, rng):
         "logits_after": m.logits(h),
         "rows_after": m.embed(torch.tensor([3, 11, 0])),
     }
+
+
+# ---------------------------------------------------------------- layouts and state (issue 28)
+
+
+@case(points=4, checker=LOGITS, checkers={"embed": exact()})
+def view_inputs(impl, rng):
+    """非连续的输入：训练时切出来的 `input_ids[:, :-1]`，只取最后一个位置的 `hidden[:, -1]`，以及转置来的 h /
+    non-contiguous inputs: `input_ids[:, :-1]` sliced for training, `hidden[:, -1]` for the last position only,
+    and a transposed h"""
+    m = _model(impl, rng, 48, 24)
+    input_ids = rng.integers(0, 48, 3, 8)
+    ids = input_ids[:, :-1]  # the inputs of next-token prediction: a slice, not contiguous
+    hidden = rng.normal(3, 8, 24, std=2.0)
+    last = hidden[:, -1]  # (3, 24) with the strides of (3, 8, 24)
+    seq_first = hidden.transpose(0, 1).contiguous()
+    transposed = seq_first.transpose(0, 1)  # the values of hidden, laid out (seq, batch, dim)
+    return {
+        "embed": {"contiguous": m.embed(ids.contiguous()), "sliced_view": m.embed(ids)},
+        "logits": {
+            "contiguous": m.logits(hidden),
+            "transposed_view": m.logits(transposed),
+            "last_position": {"contiguous": m.logits(last.contiguous()), "sliced_view": m.logits(last)},
+        },
+    }
+
+
+@case(points=4, checker=LOGITS)
+def two_models(impl, rng):
+    """两个同时存在的模型（词表和维数都不同），交替调用：各自只用自己的 weight，互不影响 /
+    two models alive together (different vocab and dim), called in turn: each uses its own weight only"""
+    a = _model(impl, rng, 40, 16)
+    b = _model(impl, rng, 24, 12)
+    ids_a, ids_b = rng.integers(0, 24, 2, 5), rng.integers(0, 24, 2, 5)
+    h_a, h_b = rng.normal(2, 5, 16, std=2.0), rng.normal(2, 5, 12, std=2.0)
+    first_a = {"embed": a.embed(ids_a), "logits": a.logits(h_a)}
+    only_b = {"embed": b.embed(ids_b), "logits": b.logits(h_b)}
+    # a again, after b: other ids and hidden states of the same shapes.
+    again_a = {"embed": a.embed(ids_b), "logits": a.logits(rng.normal(2, 5, 16, std=2.0))}
+    return {"a": {"calls": [first_a, again_a]}, "b": only_b}

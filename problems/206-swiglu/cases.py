@@ -55,6 +55,13 @@ at the end were measured, as the farthest a correct answer can reasonably drift.
   A weight gradient is a sum over tokens of bf16 products, each already rounded, so its error
   grows with the number of tokens (0.054 with six, 0.096 with twelve): the case uses four. At
   this tolerance GELU still fails 11-40% of the gradient elements and ReLU 40-66%.
+- The state cases of version 4 (one_module_many_calls, weights_edited_between_calls,
+  non_contiguous_input, two_modules_interleaved) use the default fp32 tolerance and, for the
+  call after `.to(torch.bfloat16)`, BF16. The six accepted formulations differ from the
+  reference by at most 3.6e-7 on |y| up to 3.3 in fp32 (under 4% of the tolerance) and by
+  0.016 in bf16 (one bf16 ulp near 3, half of atol). A weight kept from the first call (a
+  stacked gate/up weight, solutions/wrong/weights_cached_first_call.py) returns the first
+  call's output again after the edit, off by 0.1 and more.
 """
 
 import torch
@@ -109,14 +116,14 @@ def worked_example(impl, rng):
     return {"y": m(x)}
 
 
-@case(points=12, public=True)
+@case(points=10, public=True)
 def forward_fp32(impl, rng):
     """fp32 前向，输入形状 (batch, seq, hidden) / fp32 forward on a (batch, seq, hidden) input"""
     m = _build(impl, rng, 64, 176)
     return {"y": m(rng.normal(2, 5, 64))}
 
 
-@case(points=10, checker=BF16)
+@case(points=8, checker=BF16)
 def forward_bf16(impl, rng):
     """bf16 模块与 bf16 输入：输出也是 bf16 / bf16 module and bf16 input: the output is bf16 too"""
     m = _build(impl, rng, 128, 352, torch.bfloat16)
@@ -134,14 +141,14 @@ def shapes(impl, rng):
     }
 
 
-@case(points=8, checker=LARGE)
+@case(points=6, checker=LARGE)
 def large_gates(impl, rng):
     """很大的输入：gate 的绝对值超过 89，exp 会溢出 / large inputs: gates beyond ±89, where exp overflows fp32"""
     m = _build(impl, rng, 32, 96)
     return {"y": m(rng.normal(3, 8, 32, std=40.0))}
 
 
-@case(points=13, checkers={"grads": GRADS})
+@case(points=11, checkers={"grads": GRADS})
 def backward(impl, rng):
     """反向传播：对输入和三个权重的梯度 / gradients with respect to the input and all three weights"""
     m = _build(impl, rng, 32, 88)
@@ -153,7 +160,7 @@ def backward(impl, rng):
     return {"y": y, "grads": grads}
 
 
-@case(points=10)
+@case(points=8)
 def edge_shapes(impl, rng):
     """边界形状：batch 1 的单个 token（解码的一步）、奇数宽度、中间层比 hidden 还窄、宽度为 1 /
     edge shapes: one token with batch 1 (a decode step), odd widths, an intermediate narrower than hidden, widths of 1"""
@@ -171,7 +178,7 @@ def edge_shapes(impl, rng):
     }
 
 
-@case(points=10, checker=BF16, checkers={"grads": BF16_GRADS})
+@case(points=8, checker=BF16, checkers={"grads": BF16_GRADS})
 def backward_bf16(impl, rng):
     """bf16 模块的反向传播：对输入和三个权重的梯度都是 bf16 /
     backward through a bf16 module: the gradients of the input and all three weights are bf16"""
@@ -214,4 +221,75 @@ def input_dtype_converted(impl, rng):
     return {
         "bf16_module_fp32_x": m16(rng.normal(2, 5, 64)),
         "fp32_module_bf16_x": m32(rng.normal(2, 5, 64, dtype=torch.bfloat16)),
+    }
+
+
+# ---------------------------------------------------------------- state across calls (version 4)
+
+
+@case(points=3, checkers={"calls[3]": BF16})
+def one_module_many_calls(impl, rng):
+    """同一个模块连续调用：不同形状的输入（其中一次只有一个 token）、一次 bf16 输入，再 `.to(bfloat16)` 后调用一次；
+    每次调用只能用这次的输入和模块此刻的权重 /
+    one module called again and again: inputs of several shapes (one of them a single token), a bf16 input, then
+    once more after `.to(bfloat16)`; every call uses its own input and the module's weights as they are now"""
+    m = _build(impl, rng, 64, 176)
+    calls = [
+        m(rng.normal(2, 5, 64)),
+        m(rng.normal(1, 1, 64)),
+        # A bf16 x in an fp32 module: converted to fp32, the output is fp32.
+        m(rng.normal(3, 4, 64, dtype=torch.bfloat16)),
+    ]
+    m.to(torch.bfloat16)
+    calls.append(m(rng.normal(2, 6, 64, dtype=torch.bfloat16)))
+    return {"calls": calls}
+
+
+@case(points=3)
+def weights_edited_between_calls(impl, rng):
+    """第一次调用之后修改参数：先原地加一步更新（像优化器那样），再 `load_state_dict` 换一套权重；
+    之后的调用必须用新的参数 /
+    the parameters change after the first call: an in-place step (as an optimiser takes), then `load_state_dict`
+    with other weights; every later call must use the parameters as they are now"""
+    m = _build(impl, rng, 48, 128)
+    x = rng.normal(2, 5, 48)
+    calls = [m(x)]
+    with torch.no_grad():
+        for name in WEIGHTS:
+            p = m.get_parameter(name)
+            p.add_(rng.normal(*p.shape, std=0.05))
+    calls.append(m(x))
+    other = _build(impl, rng, 48, 128)
+    m.load_state_dict(other.state_dict())
+    calls.append(m(x))
+    return {"calls": calls}
+
+
+@case(points=3)
+def non_contiguous_input(impl, rng):
+    """x 是非连续的视图：由 (seq, batch, hidden) 的张量转置而来，或从更宽的张量中切出；结果须与同样数值的连续输入相同 /
+    x is a non-contiguous view: a (seq, batch, hidden) tensor transposed, or a slice of a wider tensor; the result
+    must equal the one for the same values laid out contiguously"""
+    m = _build(impl, rng, 32, 96)
+    seq_first = rng.normal(5, 3, 32)
+    transposed = seq_first.transpose(0, 1)  # (batch 3, seq 5, hidden 32), strides (32, 96, 1)
+    wide = rng.normal(3, 5, 80)
+    sliced = wide[..., 16:48]  # (3, 5, 32), each row 80 apart
+    return {
+        "transposed": {"contiguous": m(transposed.contiguous()), "transposed_view": m(transposed)},
+        "sliced": {"contiguous": m(sliced.contiguous()), "sliced_view": m(sliced)},
+    }
+
+
+@case(points=3)
+def two_modules_interleaved(impl, rng):
+    """两个模块（宽度和权重都不同）交替调用：第一个、第二个、再第一个（换一个形状）；两个对象不能共享任何状态 /
+    two modules with different widths and weights called in turn: the first, the second, the first again (another
+    shape); the two objects share no state"""
+    a = _build(impl, rng, 24, 64)
+    b = _build(impl, rng, 16, 40)
+    return {
+        "first": a(rng.normal(2, 3, 24)),
+        "second": b(rng.normal(2, 3, 16)),
+        "first_again": a(rng.normal(4, 24)),
     }

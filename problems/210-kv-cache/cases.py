@@ -28,6 +28,14 @@ additive 0 / finfo.min bias) and one computing in float64:
   computed themselves (incremental_matches_full), in the learner's process, where a patched
   torch decides what it says; the outputs themselves say the same to the judge.
 
+- two_layers_decoding (version 4; issue 28): two caches alive together (fp32 with max_len 8 and
+  bf16 with max_len 12, the second given non-contiguous views transposed from
+  (batch, t, heads, head_dim)), written in turn. Every accepted formulation is within 4.2e-7 on
+  the fp32 layer and bit-identical on the bf16 one. Buffers on a class attribute, shared by
+  both caches (wrong/buffers_shared_by_every_cache), are off by 7e-3 on the first call (the bf16
+  cache's rounding) and by 2 or more after it. Each layer's outputs are a list of calls, the key
+  the "right on the first call, wrong on a later one" diagnosis reads.
+
 No gradient case: a KV cache is inference-time state (decoding runs under torch.no_grad()),
 and requiring autograd through in-place buffer writes would fail learners for nothing.
 """
@@ -100,7 +108,7 @@ def cache_basics(impl, rng):
     return obs
 
 
-@case(points=8, checker=exact(), checkers={"fp32_query_on_bf16_cache": allclose()})
+@case(points=6, checker=exact(), checkers={"fp32_query_on_bf16_cache": allclose()})
 def cache_dtype(impl, rng):
     """缓存按 dtype 存储：fp32 的 k 存进 bf16 缓存会舍入成 bf16；默认 dtype 是 fp32；输出 dtype 跟 q /
     the cache stores in its own dtype: fp32 keys go into a bf16 cache rounded; the default is fp32; outputs follow q's dtype"""
@@ -203,7 +211,7 @@ def caller_tensors_not_kept(impl, rng):
 # ---------------------------------------------------------------- attention over the cache
 
 
-@case(points=15, public=True)
+@case(points=13, public=True)
 def prefill_then_decode_fp32(impl, rng):
     """先一次预填充 6 个 token，再逐个解码 4 个：拼起来须等于整段 10 个 token 的因果注意力（8 个 q 头、2 个 kv 头）/
     prefill 6 tokens at once, then decode 4 one at a time: together they must equal causal attention over all 10 (8 query heads, 2 kv heads)"""
@@ -219,7 +227,7 @@ def chunk_after_prefill(impl, rng):
     return _incremental_vs_full(impl, q, k, v, [4, 3, 1, 3])
 
 
-@case(points=12, checker=BF16)
+@case(points=10, checker=BF16)
 def prefill_then_decode_bf16(impl, rng):
     """bf16 的 q、k、v 和 bf16 缓存：预填充 7 个再逐个解码 5 个，输出为 bf16 /
     bf16 q, k, v and a bf16 cache: prefill 7, decode 5 one at a time; the output is bf16"""
@@ -264,3 +272,33 @@ def inputs_unchanged(impl, rng):
     impl.cached_attention(q[:, :, 3:], k[:, :, 3:], v[:, :, 3:], cache)
     # The inputs themselves, compared outside this process with the reference's untouched ones.
     return {"q_after_calls": q, "k_after_calls": k, "v_after_calls": v}
+
+
+# ---------------------------------------------------------------- two layers decoding (version 4)
+
+
+@case(points=6, checkers={"layer_1.calls": BF16})
+def two_layers_decoding(impl, rng):
+    """两层各有自己的缓存（一个 fp32、一个 bf16，max_len 不同），像模型解码那样交替调用：先各自预填充，再逐个解码；
+    第二层的 q、k、v 是从 (batch, t, heads, head_dim) 转置来的非连续视图。两个缓存不能共享任何东西 /
+    two layers, each with its own cache (one fp32, one bf16, different max_len), called in turn as a model decodes:
+    each prefills, then single steps; the second layer's q, k, v are non-contiguous views transposed from
+    (batch, t, heads, head_dim). The two caches share nothing"""
+    seq = 7
+    q0, k0, v0 = _qkv(rng, 2, 4, 2, seq, 8)
+    # As a model makes them: projected to (batch, t, heads, head_dim), then transposed.
+    q1 = rng.normal(2, seq, 6, 8, std=1.5, dtype=torch.bfloat16).transpose(1, 2)
+    k1 = rng.normal(2, seq, 2, 8, dtype=torch.bfloat16).transpose(1, 2)
+    v1 = rng.normal(2, seq, 2, 8, dtype=torch.bfloat16).transpose(1, 2)
+    cache0 = impl.KVCache(2, 2, 8, 8)
+    cache1 = impl.KVCache(2, 2, 12, 8, dtype=torch.bfloat16)
+    out0, out1, start = [], [], 0
+    for n in (4, 1, 1, 1):
+        sl = slice(start, start + n)
+        out0.append(impl.cached_attention(q0[:, :, sl], k0[:, :, sl], v0[:, :, sl], cache0))
+        out1.append(impl.cached_attention(q1[:, :, sl], k1[:, :, sl], v1[:, :, sl], cache1))
+        start += n
+    return {
+        "layer_0": {"calls": out0, "length": int(cache0.length)},
+        "layer_1": {"calls": out1, "length": int(cache1.length)},
+    }

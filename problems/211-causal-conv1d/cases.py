@@ -33,6 +33,10 @@ newest tap backwards) on these cases and on 30 random draws of (2, 64, 24), kern
   arrives in bf16, and the reference adds it to the convolution's share after rounding that
   share while a loop over fp32 copies adds it before, which moves 3.4% of x's gradient by up to
   5 ulps at the last kernel-1 positions; both are fine, and the fp32 backward case checks that path.
+- transposed_layout (version 4; issue 28): x transposed from (batch, seq, channels), as Qwen3.5
+  feeds the conv, beside the same values contiguous (keys `contiguous` and `transposed_view`,
+  which the judge's "right for a contiguous input, wrong for a view" diagnosis reads). The
+  accepted formulations are at most 4.8e-7 off on y and exact on the states, for either layout.
 """
 
 import torch
@@ -127,7 +131,7 @@ def short_sequences(impl, rng):
     return out
 
 
-@case(points=7, checkers={"c7_k3.final_state": STATE, "c1_b3.final_state": STATE})
+@case(points=6, checkers={"c7_k3.final_state": STATE, "c1_b3.final_state": STATE})
 def odd_shapes(impl, rng):
     """batch 1、7 个通道、长度 13、kernel 3、没有 bias；以及只有 1 个通道 /
     batch 1, 7 channels, length 13, kernel 3, no bias; and a single channel"""
@@ -137,7 +141,7 @@ def odd_shapes(impl, rng):
     }
 
 
-@case(points=8, checkers={"k2.final_state": STATE, "k5.final_state": STATE, "k5_step.state": STATE})
+@case(points=6, checkers={"k2.final_state": STATE, "k5.final_state": STATE, "k5_step.state": STATE})
 def kernel_sizes(impl, rng):
     """kernel 2 和 kernel 5：状态宽度是 kernel-1，不是固定的 3 /
     kernels of 2 and 5: the state is kernel-1 wide, not a fixed 3"""
@@ -226,7 +230,7 @@ def decode_from_zeros(impl, rng):
 
 
 @case(
-    points=8,
+    points=6,
     checker=BF16,
     checkers={
         "bf16_x.long.final_state": STATE,
@@ -285,4 +289,35 @@ def caller_writes_returned_state(impl, rng):
         "final_state": final_state,
         "new_state": new_state,
         "grads": {"x": x.grad, "weight": w.grad, "bias": bias.grad, "initial_state": s.grad, "x_t": x_t.grad},
+    }
+
+
+@case(
+    points=5,
+    checkers={
+        "contiguous.final_state": STATE,
+        "contiguous.step[1]": STATE,
+        "transposed_view.final_state": STATE,
+        "transposed_view.step[1]": STATE,
+    },
+)
+def transposed_layout(impl, rng):
+    """x 是 (batch, seq, channels) 的张量转置来的非连续视图（Qwen3.5 的 Gated DeltaNet 正是这样把投影结果交给卷积的），
+    结果须与同样数值的连续输入相同；step 的 x_t 也是非连续的切片 /
+    x is a non-contiguous view, a (batch, seq, channels) tensor transposed (exactly how Qwen3.5's Gated DeltaNet
+    hands its projections to the conv); the result must equal the one for the same values laid out contiguously;
+    the step's x_t is a non-contiguous slice too"""
+    seq_last = rng.normal(2, 9, 6).transpose(1, 2)  # (batch, channels, seq), strides (54, 1, 6)
+    w = rng.normal(6, 4, std=0.6)
+    bias = rng.normal(6, std=0.5)
+    s = rng.normal(2, 6, 3)
+    y_c, state_c = impl.causal_conv1d(seq_last.contiguous(), w, bias, s)
+    y_v, state_v = impl.causal_conv1d(seq_last, w, bias, s)
+    # A copy of the state per step: this case is about the layout of x_t, not about the state
+    # (inputs_untouched checks that a step leaves it alone).
+    step_c = impl.causal_conv1d_step(seq_last[:, :, 0].contiguous(), s.clone(), w, bias)
+    step_v = impl.causal_conv1d_step(seq_last[:, :, 0], s.clone(), w, bias)
+    return {
+        "contiguous": {"y": y_c, "final_state": state_c, "step": step_c},
+        "transposed_view": {"y": y_v, "final_state": state_v, "step": step_v},
     }

@@ -29,6 +29,11 @@ of 4; everything in float64), on these cases and on random draws of (2, 4, 16..4
   initial state's fp32 values exactly; the default fp32 tolerance stays. torch.stack of the
   empty list of outputs raises (RE); handing initial_state back as it came gives None or a bf16
   state (a wrong solution).
+- stream_of_calls (a prefill, a bf16 decoding step, an empty chunk, three more tokens, the state
+  passed along) is observed as a list of calls, for the judge's "right on the first call, wrong
+  on a later one"; each call uses the checkers of its dtype as above. Its empty chunk has another
+  (batch, heads, d_v) than empty_sequence's, so an empty output kept from an earlier call has the
+  wrong shape in one of the two.
 """
 
 import torch
@@ -57,7 +62,7 @@ def _run(impl, q, k, v, g, beta, s=None):
     return {"o": o, "final_state": final_state}
 
 
-@case(points=10, public=True)
+@case(points=8, public=True)
 def fp32_basic(impl, rng):
     """fp32，没有初始状态，d_k = d_v = 8 / fp32, no initial state, d_k = d_v = 8"""
     return _run(impl, *_inputs(rng, 2, 2, 8, 8, 8))
@@ -89,7 +94,7 @@ def two_halves(impl, rng):
     }
 
 
-@case(points=10)
+@case(points=8)
 def bf16(impl, rng):
     """bf16 的 q、k、v、beta（g 和初始状态是 fp32）：在 fp32 中计算，o 为 bf16，final_state 为 fp32 /
     bf16 q, k, v and beta (g and the initial state in fp32): computed in fp32, o in bf16, final_state in fp32"""
@@ -127,7 +132,7 @@ def decay_and_beta_extremes(impl, rng):
     }
 
 
-@case(points=11, checkers={"grads": GRADS})
+@case(points=9, checkers={"grads": GRADS})
 def backward(impl, rng):
     """反向传播：对 q、k、v、g、beta 和 initial_state 的梯度 /
     gradients with respect to q, k, v, g, beta and initial_state"""
@@ -219,3 +224,22 @@ def empty_sequence(impl, rng):
         # bf16 everywhere, the state included: the state still comes back in fp32.
         "bf16_with_state": _run(impl, *bf16),
     }
+
+
+@case(points=6)
+def stream_of_calls(impl, rng):
+    """一段流在多次调用中处理，状态一路传下去：6 个 token 的 prefill（没有初始状态）、一步 bf16 解码、
+    一个空块、再 3 个 token；每次调用的 o 和 final_state 都检查。函数在两次调用之间不能保留任何东西 /
+    one stream processed over several calls, the state passed along: a 6-token prefill (no initial
+    state), one bf16 decoding step, an empty chunk, then 3 more tokens; o and final_state of every
+    call are checked. The function must keep nothing from one call to the next"""
+    q, k, v, g, beta, _ = _inputs(rng, 2, 2, 10, 4, 6)
+    # Calls 1, 2 and 4 cover steps 0-5, 6 and 7-9; call 3 is the empty chunk in between.
+    pieces = [(0, 6, torch.float32), (6, 7, torch.bfloat16), (7, 7, torch.float32), (7, 10, torch.float32)]
+    calls, state = [], None
+    for start, stop, dtype in pieces:
+        part = [x[:, :, start:stop].to(dtype) for x in (q, k, v, beta)]
+        o, state = impl.gated_delta_rule(*part[:3], g[:, :, start:stop], part[3], state)
+        # A copy of the state as it came back: the next call must not be able to change it.
+        calls.append({"o": o, "final_state": state.detach().clone()})
+    return {"calls": calls}

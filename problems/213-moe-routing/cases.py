@@ -41,6 +41,12 @@ float64, rounded at the end):
 - inputs_untouched observes the inputs themselves after the calls, compared exactly.
 - Speed: 64 experts at top-4 run in 2-3 ms whether dispatched or dense, so no case can tell
   them apart by time on CPU; the statement asks for dispatch and the cases check results.
+- route_calls, moe_forward_calls, block_calls (several calls in a row, observed as a list for
+  the judge's "right on the first call, wrong on a later one") and non_contiguous_inputs
+  (`contiguous` beside `transposed_view` / `strided`) draw with the same helpers, so the same
+  gaps hold, and use the same checkers (BF16_Y for the bf16 call). block_calls' first two calls
+  have the same shapes and other weights (two layers of one model): a result cached by shape
+  returns layer 0's output for layer 1. The transposed x makes a `.view` that flattens x raise.
 """
 
 import torch
@@ -144,7 +150,7 @@ def statement_example(impl, rng):
     }
 
 
-@case(points=5, public=True)
+@case(points=4, public=True)
 def route_fp32(impl, rng):
     """fp32 logits：权重按从大到小排列，归一化后每行和为 1 /
     fp32 logits: weights sorted from the largest down, summing to 1 when renormalised"""
@@ -152,7 +158,7 @@ def route_fp32(impl, rng):
     return {"top2": _route(impl, logits, 2), "top3": _route(impl, logits, 3)}
 
 
-@case(points=6)
+@case(points=5)
 def route_flags(impl, rng):
     """norm_topk_prob=False 保留 softmax 的原始概率；top_k = 1 与 top_k = 专家数 /
     norm_topk_prob=False keeps the raw softmax probabilities; top_k = 1 and top_k = n_experts"""
@@ -178,7 +184,7 @@ def route_default_renormalises(impl, rng):
     }
 
 
-@case(points=6)
+@case(points=5)
 def route_bf16_logits(impl, rng):
     """bf16 logits：softmax 在 fp32 中计算，返回 fp32 权重和 int64 专家编号 /
     bf16 logits: softmax in fp32, fp32 weights and int64 expert ids come back"""
@@ -189,7 +195,7 @@ def route_bf16_logits(impl, rng):
 # ---------------------------------------------------------------- moe_forward
 
 
-@case(points=8, public=True, checker=MOE)
+@case(points=6, public=True, checker=MOE)
 def moe_fp32(impl, rng):
     """fp32 的 MoE 前向：10 个 token、8 个专家、top-2 /
     fp32 mixture forward: 10 tokens, 8 experts, top-2"""
@@ -197,7 +203,7 @@ def moe_fp32(impl, rng):
     return _moe(impl, inputs, 2)
 
 
-@case(points=6, checker=MOE, checkers={"y": BF16_Y})
+@case(points=5, checker=MOE, checkers={"y": BF16_Y})
 def moe_bf16(impl, rng):
     """bf16 的输入与权重：全部在 fp32 中计算，y 为 bf16，router_logits 为 fp32 /
     bf16 input and weights: computed in fp32, y in bf16, router_logits in fp32"""
@@ -244,7 +250,7 @@ def moe_square_router(impl, rng):
     return _moe(impl, inputs, 2)
 
 
-@case(points=5, checker=MOE)
+@case(points=4, checker=MOE)
 def moe_many_experts(impl, rng):
     """64 个专家、top-4、48 个 token：按专家分发，每个专家只处理分给它的 token /
     64 experts, top-4, 48 tokens: dispatch, so each expert runs only on its own tokens"""
@@ -252,7 +258,7 @@ def moe_many_experts(impl, rng):
     return _moe(impl, inputs, 4)
 
 
-@case(points=8, checker=MOE, checkers={"grads": GRADS})
+@case(points=6, checker=MOE, checkers={"grads": GRADS})
 def moe_backward(impl, rng):
     """反向传播：对 x、router_weight、gate_up_proj、down_proj 的梯度 /
     gradients with respect to x, router_weight, gate_up_proj and down_proj"""
@@ -274,7 +280,7 @@ def moe_backward(impl, rng):
 # ---------------------------------------------------------------- moe_block
 
 
-@case(points=8, public=True, checker=MOE)
+@case(points=6, public=True, checker=MOE)
 def block_fp32(impl, rng):
     """fp32 的 Qwen3.5-MoE 块：10 个 token、8 个路由专家 top-2，加上一个带 sigmoid 门的共享专家 /
     an fp32 Qwen3.5-MoE block: 10 tokens, 8 routed experts at top-2, plus a shared expert with a sigmoid gate"""
@@ -282,7 +288,7 @@ def block_fp32(impl, rng):
     return _block(impl, inputs, 2)
 
 
-@case(points=6, checker=MOE, checkers={"y": BF16_Y})
+@case(points=5, checker=MOE, checkers={"y": BF16_Y})
 def block_bf16(impl, rng):
     """bf16 的输入与权重：路由专家与共享专家都在 fp32 中计算、相加之后，y 只转回 bf16 一次 /
     bf16 input and weights: the routed and the shared experts computed in fp32 and added, y rounded to bf16 once"""
@@ -300,7 +306,7 @@ def block_batch_seq(impl, rng):
     return _block(impl, (x.reshape(2, 6, 16), *weights), 3)
 
 
-@case(points=6, checker=MOE, checkers={"grads": GRADS})
+@case(points=5, checker=MOE, checkers={"grads": GRADS})
 def block_backward(impl, rng):
     """反向传播：对 x、路由器、专家以及共享专家的三个投影和它的门的梯度 /
     gradients with respect to x, the router, the experts, and the shared expert's three projections and its gate"""
@@ -328,4 +334,103 @@ def inputs_untouched(impl, rng):
         "router_logits_after_call": logits,
         **{f"{n}_after_call": t for n, t in zip(names, inputs, strict=True)},
         "moe_block": {f"{n}_after_call": t for n, t in zip(BLOCK_ARGS, block, strict=True)},
+    }
+
+
+# ---------------------------------------------------------------- calls in a row, layouts
+
+
+@case(points=3)
+def route_calls(impl, rng):
+    """连续三次调用 route，形状、dtype、top_k 和 norm_topk_prob 各不相同：fp32 的 5×8 取 top-2、
+    bf16 的 9×16 取 top-4 不归一化、只有一个 token 的 top-1；每次的结果都检查 /
+    route called three times in a row with other shapes, dtypes, top_k and norm_topk_prob: fp32
+    5×8 at top-2, bf16 9×16 at top-4 without renormalising, a single token at top-1; every
+    call's result is checked"""
+    first = make_logits(rng, 5, 8)
+    second = make_logits(rng, 9, 16, dtype=torch.bfloat16)
+    third = make_logits(rng, 1, 6)
+    return {
+        "calls": [
+            _route(impl, first, 2),
+            _route(impl, second, 4, norm_topk_prob=False),
+            _route(impl, third, 1),
+        ]
+    }
+
+
+@case(points=3, checker=MOE, checkers={"calls[1].y": BF16_Y})
+def moe_forward_calls(impl, rng):
+    """连续三次调用 moe_forward，每次是另一组专家权重：fp32 的 10 个 token 取 top-2、bf16 的 6 个 token
+    取 top-3 不归一化、只有一个 token 的 top-1；两次调用之间不能保留任何东西 /
+    moe_forward called three times in a row, each time with other experts: fp32, 10 tokens at
+    top-2; bf16, 6 tokens at top-3 without renormalising; a single token at top-1. Nothing may be
+    kept from one call to the next"""
+    first = moe_inputs(rng, tokens=10, dim=16, n_experts=8, inter=12, top_k=2)
+    second = moe_inputs(rng, tokens=6, dim=16, n_experts=8, inter=12, top_k=3, dtype=torch.bfloat16)
+    third = moe_inputs(rng, tokens=1, dim=12, n_experts=6, inter=8, top_k=1)
+    return {
+        "calls": [
+            _moe(impl, first, 2),
+            _moe(impl, second, 3, norm_topk_prob=False),
+            _moe(impl, third, 1),
+        ]
+    }
+
+
+@case(points=4, checker=MOE, checkers={"calls[2].y": BF16_Y})
+def block_calls(impl, rng):
+    """模型里每一层都有一个形状相同的 MoE 块：两层同形状、不同权重的块依次调用，各自的结果都要对；
+    然后是一个 bf16 的块（top-3）和一个单 token 的解码步 /
+    every layer of a model has an MoE block of the same shape: two layers' blocks with the same
+    shapes and other weights are called in turn, and each result must be right; then a bf16
+    block at top-3 and a one-token decoding step"""
+    layer_0 = block_inputs(rng, tokens=10, dim=16, n_experts=6, inter=8, shared_inter=12, top_k=2)
+    layer_1 = block_inputs(rng, tokens=10, dim=16, n_experts=6, inter=8, shared_inter=12, top_k=2)
+    wide = block_inputs(
+        rng, tokens=7, dim=16, n_experts=8, inter=8, shared_inter=8, top_k=3, dtype=torch.bfloat16
+    )
+    step = block_inputs(rng, tokens=1, dim=16, n_experts=6, inter=8, shared_inter=12, top_k=2)
+
+    def as_batch(inputs, batch, seq):
+        x, *weights = inputs
+        return (x.reshape(batch, seq, x.shape[-1]), *weights)
+
+    return {
+        "calls": [
+            _block(impl, as_batch(layer_0, 2, 5), 2),
+            _block(impl, as_batch(layer_1, 2, 5), 2),
+            _block(impl, wide, 3),
+            _block(impl, as_batch(step, 1, 1), 2),
+        ]
+    }
+
+
+@case(points=3, checker=MOE)
+def non_contiguous_inputs(impl, rng):
+    """输入可以是不连续的视图：转置存放的 router_logits、隔行切片的 x、由 (seq, batch, dim) 转置得到的
+    (batch, seq, dim) 的 x；结果须与连续的同样数值相同 /
+    inputs may be non-contiguous views: router_logits stored transposed, x sliced every other row,
+    a (batch, seq, dim) x transposed from (seq, batch, dim); the results must equal those for the
+    same values laid out contiguously"""
+    logits = make_logits(rng, 6, 8)
+    logits_view = logits.t().contiguous().t()
+    x, *weights = moe_inputs(rng, tokens=8, dim=12, n_experts=6, inter=8, top_k=2)
+    # Every other row of a buffer twice as long: the same x as a strided view.
+    buffer = torch.stack([x, rng.normal(*x.shape)], dim=1).reshape(16, 12)
+    x_view = buffer[::2]
+    bx, *block_weights = block_inputs(rng, tokens=12, dim=16, n_experts=6, inter=8, shared_inter=12, top_k=2)
+    # (batch, seq, dim) = (3, 4, 16), but stored as (seq, batch, dim).
+    bx = bx.reshape(3, 4, 16)
+    bx_view = bx.transpose(0, 1).contiguous().transpose(0, 1)
+    return {
+        "route": {"contiguous": _route(impl, logits, 3), "transposed_view": _route(impl, logits_view, 3)},
+        "moe_forward": {
+            "contiguous": _moe(impl, (x, *weights), 2),
+            "strided": _moe(impl, (x_view, *weights), 2),
+        },
+        "moe_block": {
+            "contiguous": _block(impl, (bx, *block_weights), 2),
+            "transposed_view": _block(impl, (bx_view, *block_weights), 2),
+        },
     }

@@ -37,6 +37,15 @@ Ratios are the worst |got - expected| / (atol + rtol |expected|); 1 is the edge.
   2-3 ulp on 31-42% and 4-6 ulp on 36-44%. Every run of each fails both the ulp bound
   (1 on attention_path, 2 on mlp_path) and the 2% fraction. Wiring mistakes are hundreds of ulps
   off on 95-100% of the elements.
+- State across calls (version 5): repeated_calls (one layer, four calls of other batch sizes
+  and lengths, short, longer, shorter, the last after .to(bfloat16) with the BF16 checker),
+  weights_edited_between_calls (an in-place step on every parameter, then load_state_dict),
+  two_layers_interleaved (two layers of one class, calls a, b, a, b) and input_layouts (the
+  same values contiguous and as a transposed view). Measured over each case's seed plus 5 more
+  with the seven accepted layers (gpt_fast_style and nanogpt_style, which keep a mask cache
+  keyed by length, included): ratio 0.53 at worst (float64_inside, on the bf16 call), at most
+  0.21 on every fp32 observation. A value kept from the first call (a fused qkv weight,
+  1 + w, a mask of the first call's length) is off by order 1 on the later calls.
 """
 
 import torch
@@ -98,7 +107,7 @@ def _layout(m):
 # ---------------------------------------------------------------- parameters
 
 
-@case(points=10, public=True, checker=exact(), checkers={"projections": USABLE_INIT})
+@case(points=8, public=True, checker=exact(), checkers={"projections": USABLE_INIT})
 def parameters(impl, rng):
     """state_dict 的键名和形状（检查点靠它们加载）；两个归一化的 weight 初始为 0；投影权重是有限值且不全相同 /
     state_dict keys and shapes (checkpoints load by them); both norm weights start at zero; projection weights are finite and not all equal"""
@@ -121,7 +130,7 @@ def parameters(impl, rng):
 # ---------------------------------------------------------------- forward
 
 
-@case(points=15, public=True, checker=FP32)
+@case(points=12, public=True, checker=FP32)
 def forward_fp32(impl, rng):
     """fp32 前向：batch 2、序列 5，4 个 q 头共用 2 个 kv 头 /
     fp32 forward, batch 2, sequence 5, 4 query heads sharing 2 kv heads"""
@@ -129,7 +138,7 @@ def forward_fp32(impl, rng):
     return {"y": m(rng.normal(2, 5, 32))}
 
 
-@case(points=8, public=True, checker=FP32)
+@case(points=6, public=True, checker=FP32)
 def fresh_norms(impl, rng):
     """两个归一化保持初始值（比例为 1），只加载投影矩阵 /
     both norms left at their initial value (scale one); only the projections are loaded"""
@@ -145,7 +154,7 @@ def forward_bf16(impl, rng):
     return {"y": m(rng.normal(2, 9, 64, dtype=torch.bfloat16))}
 
 
-@case(points=10, checker=FP32)
+@case(points=8, checker=FP32)
 def head_configs(impl, rng):
     """n_heads·head_dim ≠ dim 的 MQA（3 个 q 头共用 1 个 kv 头）、普通多头注意力，以及自定义 eps /
     MQA with n_heads·head_dim ≠ dim (3 query heads, 1 kv head), plain multi-head attention, and a custom eps"""
@@ -156,7 +165,7 @@ def head_configs(impl, rng):
     return {"mqa": mqa(rng.normal(2, 6, 24)), "mha": mha(x), "eps_0.5": big_eps(x)}
 
 
-@case(points=8, checker=FP32)
+@case(points=6, checker=FP32)
 def batch1_seq1(impl, rng):
     """batch 为 1 的序列，以及长度为 1 的序列（只能看到自己）/
     a batch of one sequence, and sequences of length one (each token sees only itself)"""
@@ -164,7 +173,7 @@ def batch1_seq1(impl, rng):
     return {"batch1": m(rng.normal(1, 7, 32)), "seq1": m(rng.normal(3, 1, 32))}
 
 
-@case(points=10, checker=FP32)
+@case(points=8, checker=FP32)
 def causal_prefix(impl, rng):
     """因果性：只输入前 5 个 token 时，它们的输出与输入全部 8 个 token 时相同 /
     causality: the first 5 tokens give the same outputs whether or not the last 3 follow"""
@@ -204,7 +213,7 @@ def _probe(impl, rng, path):
     return m.to(torch.bfloat16)
 
 
-@case(points=10, checkers=NORM_PROBE_CHECKERS)
+@case(points=8, checkers=NORM_PROBE_CHECKERS)
 def bf16_norm_precision(impl, rng):
     """bf16 下两个归一化的统计量和 1 + w 都须在 fp32 中计算：投影取单位阵形状，让归一化的舍入直接落到输出上 /
     bf16 norms keep their statistics and 1 + w in fp32: identity-shaped projections carry each norm's rounding straight to the output"""
@@ -216,10 +225,74 @@ def bf16_norm_precision(impl, rng):
     }
 
 
+# ---------------------------------------------------------------- one layer, many calls
+
+
+def _edit_step(rng, m, scale):
+    """An optimiser-like step: every parameter moves in place, under no_grad, by a random delta.
+    The deltas are drawn in a fixed order of names, not in the order the learner registered them."""
+    cfg = SMALL
+    with torch.no_grad():
+        for name, t in sorted(layer_weights(rng, **cfg).items()):
+            m.get_parameter(name).add_(scale * t)
+
+
+@case(points=6, checker=FP32, checkers={"calls[3]": BF16})
+def repeated_calls(impl, rng):
+    """同一个层对象连续调用多次：batch 与序列长度各不相同（先短后长再短），最后 .to(bfloat16) 再用 bf16 输入；每次的输出都要对 /
+    one layer object called several times: other batch sizes and sequence lengths (short, longer, shorter), then .to(bfloat16) and a bf16 input; every call's output must be right"""
+    m = _build(impl, rng, SMALL)
+    calls = [m(rng.normal(2, 5, 32)), m(rng.normal(1, 9, 32)), m(rng.normal(3, 3, 32))]
+    m.to(torch.bfloat16)
+    calls.append(m(rng.normal(2, 7, 32, dtype=torch.bfloat16)))
+    # One item per call: the judge can say "right on the first call, wrong on a later one".
+    return {"calls": calls}
+
+
+@case(points=6, checker=FP32)
+def weights_edited_between_calls(impl, rng):
+    """第一次调用之后权重被原地更新（像优化器走一步），再被 load_state_dict 换成另一组权重；同一输入的每次输出都要跟着新权重变 /
+    after the first call the weights are updated in place (as an optimiser step does), then replaced through load_state_dict; each call on the same input must follow the current weights"""
+    m = _build(impl, rng, SMALL)
+    x = rng.normal(2, 6, 32)
+    calls = [m(x)]
+    _edit_step(rng, m, 0.5)
+    calls.append(m(x))
+    # A checkpoint loaded after the layer has run (load_state_dict copies into the same tensors).
+    other = layer_weights(rng, **SMALL)
+    m.load_state_dict({**m.state_dict(), **other})
+    calls.append(m(x))
+    return {"calls": calls}
+
+
+@case(points=5, checker=FP32)
+def two_layers_interleaved(impl, rng):
+    """两个同类的层（同样的形状、不同的权重和 eps）交替调用：一个层的结果不能受另一个层的影响 /
+    two layers of the same class (same shapes, other weights and eps) called in turn: neither layer's results may depend on the other"""
+    first = _build(impl, rng, SMALL)
+    second = _build(impl, rng, SMALL, eps=1e-2)
+    x1, x2 = rng.normal(2, 5, 32), rng.normal(2, 8, 32)
+    a1 = first(x1)
+    b1 = second(x1)
+    a2 = first(x2)
+    b2 = second(x2)
+    return {"first_layer": {"calls": [a1, a2]}, "second_layer": {"calls": [b1, b2]}}
+
+
+@case(points=4, checker=FP32)
+def input_layouts(impl, rng):
+    """同样的数值，连续的输入与非连续的视图（按 (seq, batch, dim) 存放后转置）给出同样的结果 /
+    the same values as a contiguous input and as a non-contiguous view (stored (seq, batch, dim), then transposed) give the same result"""
+    m = _build(impl, rng, SMALL)
+    stored = rng.normal(7, 3, 32)  # (seq, batch, dim), as a seq-first pipeline keeps it
+    view = stored.transpose(0, 1)
+    return {"contiguous": m(view.contiguous()), "transposed_view": m(view)}
+
+
 # ---------------------------------------------------------------- backward and side effects
 
 
-@case(points=15, checker=FP32, checkers={"grads": GRADS})
+@case(points=10, checker=FP32, checkers={"grads": GRADS})
 def backward(impl, rng):
     """反向传播：对输入和全部 9 个参数的梯度 / gradients with respect to the input and all nine parameters"""
     m = _build(impl, rng, SMALL)
@@ -231,7 +304,7 @@ def backward(impl, rng):
     return {"y": y, "grads": {"x": x.grad, **{n: params[n].grad for n in names if n in params}}}
 
 
-@case(points=5, checker=exact())
+@case(points=4, checker=exact())
 def input_untouched(impl, rng):
     """forward 不能原地修改输入 x（残差要加到一个新张量上）/
     forward must not modify x in place (add the residual into a new tensor)"""

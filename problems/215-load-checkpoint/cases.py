@@ -31,6 +31,15 @@ because a report list of another length has no element in common with the refere
 would name no mistake; tests/problems/test_215_load_checkpoint.py loads a checkpoint saved by
 transformers' Qwen3_5ForConditionalGeneration and compares with Qwen3_5ForCausalLM.from_pretrained.
 
+one_loader_many_checkpoints (version 5) calls the loader three times in one case, each call
+observed as one item of "calls": the defaults on a bf16 checkpoint; a larger model with Meta
+Llama's names (tok_embeddings, output, a separate head) from an unprefixed fp32 checkpoint
+without the head, with
+prefix="" and tied=("output.weight", "tok_embeddings.weight"); a larger untied model with
+tied=None. Tied names written into the code (wrong/hardcoded_tied_names, mutant 32:25) leave
+the head missing, at its initial values, on the second call; anything kept from the first call (its names, shapes or
+dtypes) shows on the later ones.
+
 strict_raises_all holds all three kinds of problem at once, so a loader that raises only
 when every kind is present (mutant 54:19, `and` for `or`) passed it; strict_single_problem
 gives each kind alone, and each must raise and leave the model as it was.
@@ -76,23 +85,35 @@ class Block(nn.Module):
 
 
 class Toy(nn.Module):
-    """Qwen-like names: embed_tokens, layers.N...., norm, lm_head (tied to the embedding)."""
+    """Qwen-like names: embed_tokens, layers.N...., norm, lm_head (tied to the embedding).
+    Other sizes, and Meta Llama's names for the embedding and the head (tok_embeddings, output),
+    on request."""
 
-    def __init__(self, tie=True, n_layers=2):
+    def __init__(self, tie=True, n_layers=2, sizes=(VOCAB, DIM, HIDDEN), names=("embed_tokens", "lm_head")):
         super().__init__()
-        self.embed_tokens = nn.Embedding(VOCAB, DIM)
-        self.layers = nn.ModuleList(Block(DIM, HIDDEN) for _ in range(n_layers))
-        self.norm = Norm(DIM)
-        self.lm_head = nn.Linear(DIM, VOCAB, bias=False)
+        vocab, dim, hidden = sizes
+        self.embed_name, self.head_name = names
+        setattr(self, self.embed_name, nn.Embedding(vocab, dim))
+        self.layers = nn.ModuleList(Block(dim, hidden) for _ in range(n_layers))
+        self.norm = Norm(dim)
+        setattr(self, self.head_name, nn.Linear(dim, vocab, bias=False))
         if tie:
-            self.lm_head.weight = self.embed_tokens.weight
+            self.head.weight = self.embed.weight
         # Computed, never saved: not part of the state dict.
-        self.register_buffer("inv_freq", 0.5 ** torch.arange(DIM // 2, dtype=torch.float32), persistent=False)
+        self.register_buffer("inv_freq", 0.5 ** torch.arange(dim // 2, dtype=torch.float32), persistent=False)
+
+    @property
+    def embed(self):
+        return getattr(self, self.embed_name)
+
+    @property
+    def head(self):
+        return getattr(self, self.head_name)
 
 
-def _model(rng, tie=True):
+def _model(rng, tie=True, **kwargs):
     """A toy model whose every parameter and buffer holds known values (not the checkpoint's)."""
-    m = Toy(tie=tie)
+    m = Toy(tie=tie, **kwargs)
     with torch.no_grad():
         for t in m.state_dict(keep_vars=True).values():
             t.copy_(rng.normal(*t.shape))
@@ -109,7 +130,7 @@ def _checkpoint(rng, m, dtype=torch.float32, prefix="model.", skip=()):
     for name, t in _state(m).items():
         if name in skip:
             continue
-        key = name if name.startswith("lm_head.") else prefix + name
+        key = name if name.startswith(m.head_name + ".") else prefix + name
         sd[key] = rng.normal(*t.shape).to(dtype)
     return sd
 
@@ -204,8 +225,8 @@ def _observe(m, sd, snap, report=None):
     # Whether lm_head is the embedding's tensor (tied), seen in the data: edit the embedding in
     # place and observe the head, which shows the edit exactly when the two are one tensor.
     with torch.no_grad():
-        m.embed_tokens.weight.add_(1000.0)
-    obs["lm_head_after_editing_embedding"] = m.lm_head.weight.detach().clone()
+        m.embed.weight.add_(1000.0)
+    obs["lm_head_after_editing_embedding"] = m.head.weight.detach().clone()
     if report is not None:
         # A list the report lacks is observed as None (a failed comparison that names it), not a KeyError.
         obs["report"] = {k: list(report[k]) if k in report else None for k in REPORT_KEYS}
@@ -245,7 +266,7 @@ def full_load_bf16(impl, rng):
     return _load_and_observe(impl, m, sd)
 
 
-@case(points=10, public=True, checker=exact())
+@case(points=9, public=True, checker=exact())
 def report_problems(impl, rng):
     """strict=False：缺失、多余、形状不符的条目都写进报告，其余照常加载 /
     strict=False: missing, unexpected and mismatched entries are all reported, the rest still loads"""
@@ -257,7 +278,7 @@ def report_problems(impl, rng):
     return _load_and_observe(impl, m, sd, strict=False)
 
 
-@case(points=10, checker=exact())
+@case(points=8, checker=exact())
 def fp32_not_aliased(impl, rng):
     """fp32 检查点装入 fp32 模型：要复制数值，不能与检查点共用存储（含非连续的张量）/
     an fp32 checkpoint into an fp32 model: copy the values, share no storage (non-contiguous tensors too)"""
@@ -291,7 +312,7 @@ def _strict_attempt(impl, m, sd, problems, **kwargs):
     return out
 
 
-@case(points=8, checker=exact())
+@case(points=7, checker=exact())
 def strict_raises_all(impl, rng):
     """strict=True（默认）：检查完全部条目后抛出 ValueError，列出每个问题，模型保持不变 /
     strict=True (the default): check everything, then raise ValueError naming every problem; the model is left unchanged"""
@@ -310,7 +331,7 @@ def strict_raises_all(impl, rng):
     return _strict_attempt(impl, m, sd, problems)
 
 
-@case(points=8, checker=exact())
+@case(points=7, checker=exact())
 def strict_single_problem(impl, rng):
     """strict=True 时一个问题就足以抛出 ValueError：只缺一个、只多一个、只有一个形状不符，各自都要抛出，模型不变 /
     under strict=True one problem is enough to raise: only one missing, only one unexpected, only one mismatched entry each raise ValueError and leave the model unchanged"""
@@ -359,7 +380,7 @@ def tied_disabled(impl, rng):
     return _load_and_observe(impl, m, sd, tied=None, strict=False)
 
 
-@case(points=8, checker=exact())
+@case(points=6, checker=exact())
 def buffers_and_prefixes(impl, rng):
     """持久 buffer 要加载，非持久的 inv_freq 不算；没有前缀的键、自定义前缀 "backbone." /
     persistent buffers load, the non-persistent inv_freq does not count; keys without a prefix, a custom prefix "backbone." """
@@ -373,7 +394,7 @@ def buffers_and_prefixes(impl, rng):
     }
 
 
-@case(points=8, checker=exact())
+@case(points=7, checker=exact())
 def mixed_dtype_model(impl, rng):
     """bf16 模型（归一化权重为 fp32）装入 fp32 检查点：每个张量转成它自己的 dtype /
     a bf16 model with fp32 norm weights and an fp32 checkpoint: each tensor gets its own dtype"""
@@ -468,3 +489,35 @@ def ignore_rules(impl, rng):
         impl, m, sd, ["layers.1.up.weight"], prefix="model.language_model."
     )
     return out
+
+
+# Meta Llama's names for the embedding and the output layer.
+LLAMA_NAMES = ("tok_embeddings", "output")
+LARGER = (13, 12, 20)  # vocab, dim, hidden
+
+
+@case(points=8, checker=exact())
+def one_loader_many_checkpoints(impl, rng):
+    """同一个进程里连续加载多个模型：先是默认参数的 bf16 检查点；再是 Meta Llama 命名（tok_embeddings / output，不共享）、
+    更大尺寸、没有前缀的 fp32 检查点，传入对应的 prefix 和 tied；最后是不共享的更大模型，tied=None。每次都只按本次的参数和模型来 /
+    one process loads several models in turn: first a bf16 checkpoint with the default arguments; then a larger model with
+    Meta Llama's names (tok_embeddings / output, not tied) from an unprefixed fp32 checkpoint, with the matching prefix and tied;
+    last a larger untied model with tied=None. Each call must follow its own arguments and model, nothing from an earlier call"""
+    calls = []
+    m = _model(rng)
+    sd = _checkpoint(rng, m, torch.bfloat16, skip={"lm_head.weight"})
+    calls.append(_load_and_observe(impl, m, sd))
+    # Meta's consolidated checkpoints name the head "output.weight" and carry no prefix; this one
+    # leaves the head out, so only the tied pair given here fills the model's separate head.
+    m = _model(rng, tie=False, sizes=LARGER, names=LLAMA_NAMES)
+    sd = _checkpoint(rng, m, torch.float32, prefix="", skip={"output.weight"})
+    calls.append(
+        _load_and_observe(
+            impl, m, sd, prefix="", tied=("output.weight", "tok_embeddings.weight"), strict=False
+        )
+    )
+    m = _model(rng, tie=False, sizes=LARGER)
+    sd = _checkpoint(rng, m, torch.float32)
+    calls.append(_load_and_observe(impl, m, sd, tied=None, strict=False))
+    # One item per call: the judge can say "right on the first call, wrong on a later one".
+    return {"calls": calls}

@@ -27,6 +27,12 @@ float64 from the input to the output), on these cases and on 40 other seeds of e
   order failed 7 seeds in 40 by up to 8 times a 2e-2 tolerance). Every wrong solution except
   softplus_without_dt_bias (3.9 times) is 24 times the tolerance off or more here; all of them
   are caught by the fp32 cases too.
+- The state cases (issue 28). one_layer_many_calls calls one layer four times (other shapes,
+  states, a training step in place, then `.to(torch.bfloat16)` and other weights loaded) and
+  observes a list of calls, so a value kept from the first call is named as such;
+  two_layers_in_turn decodes with two layers (eps default and 0.5, keyed `eps_<value>`) in
+  turn. The six accepted formulations, measured as above: fp32 calls at most 3.4% of FP32, the
+  bf16 call 23% of BF16 / BF16_STATE (transformers' order); over 40 other seeds 40% (float64).
 - The parameter table, zero_state and the untouched inputs are compared exactly: names, shapes,
   dtypes, initial values, and the state and x after the call, drawn at random (not computed),
   so that every formulation observes the same bits.
@@ -43,27 +49,29 @@ BF16 = allclose(rtol=1.6e-2, atol=5e-2)
 BF16_STATE = allclose(rtol=1e-2, atol=3e-2)
 
 
+def _weights(rng, hidden, hk, hv, dk, dv, *, kernel=4, a_log=(-2.5, 0.5)):
+    """Trained-looking weights for a layer of these sizes, by parameter name."""
+    conv_dim = 2 * hk * dk + hv * dv
+    std = hidden**-0.5
+    return {
+        "in_proj_qkv.weight": rng.normal(conv_dim, hidden, std=std),
+        "in_proj_z.weight": rng.normal(hv * dv, hidden, std=std),
+        "in_proj_b.weight": rng.normal(hv, hidden, std=std),
+        "in_proj_a.weight": rng.normal(hv, hidden, std=std),
+        "conv1d.weight": rng.normal(conv_dim, 1, kernel, std=0.5),
+        # softplus(a + dt_bias) between about 0.3 and 1.6, and A = exp(A_log) between 0.08
+        # and 1.6: per-step decays exp(g) from about 0.97 (long memory) down to 0.1.
+        "dt_bias": rng.uniform(hv, low=-1.0, high=1.0),
+        "A_log": rng.uniform(hv, low=a_log[0], high=a_log[1]),
+        "norm.weight": rng.normal(dv, mean=1.0, std=0.2),
+        "out_proj.weight": rng.normal(hidden, hv * dv, std=(hv * dv) ** -0.5),
+    }
+
+
 def _layer(impl, rng, hidden, hk, hv, dk, dv, *, kernel=4, eps=1e-6, dtype=torch.float32, a_log=(-2.5, 0.5)):
     """A layer with trained-looking weights, loaded by name so every solution gets the same ones."""
     m = impl.GatedDeltaNet(hidden, hk, hv, dk, dv, conv_kernel_size=kernel, eps=eps)
-    conv_dim = 2 * hk * dk + hv * dv
-    std = hidden**-0.5
-    load_params(
-        m,
-        **{
-            "in_proj_qkv.weight": rng.normal(conv_dim, hidden, std=std),
-            "in_proj_z.weight": rng.normal(hv * dv, hidden, std=std),
-            "in_proj_b.weight": rng.normal(hv, hidden, std=std),
-            "in_proj_a.weight": rng.normal(hv, hidden, std=std),
-            "conv1d.weight": rng.normal(conv_dim, 1, kernel, std=0.5),
-            # softplus(a + dt_bias) between about 0.3 and 1.6, and A = exp(A_log) between 0.08
-            # and 1.6: per-step decays exp(g) from about 0.97 (long memory) down to 0.1.
-            "dt_bias": rng.uniform(hv, low=-1.0, high=1.0),
-            "A_log": rng.uniform(hv, low=a_log[0], high=a_log[1]),
-            "norm.weight": rng.normal(dv, mean=1.0, std=0.2),
-            "out_proj.weight": rng.normal(hidden, hv * dv, std=(hv * dv) ** -0.5),
-        },
-    )
+    load_params(m, **_weights(rng, hidden, hk, hv, dk, dv, kernel=kernel, a_log=a_log))
     return m.to(dtype)
 
 
@@ -104,7 +112,7 @@ def zero_state(impl, rng):
     return {"fp32": tuple(fp32.zero_state(3)), "bf16": tuple(bf16.zero_state(2))}
 
 
-@case(points=10, public=True, checker=FP32)
+@case(points=8, public=True, checker=FP32)
 def full_sequence(impl, rng):
     """fp32，state=None 一次处理整个序列，num_v_heads == num_k_heads /
     fp32, the whole sequence in one call with state=None, num_v_heads == num_k_heads"""
@@ -112,7 +120,7 @@ def full_sequence(impl, rng):
     return {"y": m(rng.normal(2, 7, 32))}
 
 
-@case(points=10, public=True, checker=FP32)
+@case(points=8, public=True, checker=FP32)
 def grouped_heads(impl, rng):
     """fp32，4 个 value 头共用 2 个 key 头，head_k_dim ≠ head_v_dim /
     fp32, 4 value heads sharing 2 key heads, head_k_dim ≠ head_v_dim"""
@@ -120,7 +128,7 @@ def grouped_heads(impl, rng):
     return {"y": m(rng.normal(2, 6, 32))}
 
 
-@case(points=12, public=True, checker=FP32)
+@case(points=10, public=True, checker=FP32)
 def prefill_then_decode(impl, rng):
     """从 zero_state 预填充 5 个 token，再逐个解码 3 个：输出与状态要与一次处理整个序列相同 /
     prefill 5 tokens from zero_state, then decode 3 one at a time: outputs and states must match one call over the whole sequence"""
@@ -135,7 +143,7 @@ def prefill_then_decode(impl, rng):
     }
 
 
-@case(points=8, checker=FP32)
+@case(points=6, checker=FP32)
 def three_value_heads_per_key_head(impl, rng):
     """每个 key 头服务 3 个相邻的 value 头（2 个 key 头、6 个 value 头）/
     each key head serves 3 consecutive value heads (2 key heads, 6 value heads)"""
@@ -151,7 +159,7 @@ def single_token(impl, rng):
     return {"y": m(rng.normal(1, 1, 16))}
 
 
-@case(points=8, checker=FP32)
+@case(points=6, checker=FP32)
 def other_kernel_sizes(impl, rng):
     """conv_kernel_size 为 2 和 3：卷积状态保留 kernel-1 个输入，预填充加解码与整段一致 /
     conv_kernel_size 2 and 3: the conv state keeps kernel-1 inputs, prefill plus decoding matches the whole sequence"""
@@ -164,7 +172,7 @@ def other_kernel_sizes(impl, rng):
     return out
 
 
-@case(points=8, checker=FP32)
+@case(points=6, checker=FP32)
 def chunked_prefill(impl, rng):
     """分块预填充：4 个 token、3 个、1 个、2 个，每块都从上一块的状态接着算 /
     chunked prefill: chunks of 4, 3, 1 and 2 tokens, each continuing from the previous chunk's state"""
@@ -233,3 +241,45 @@ def eps_reaches_norm(impl, rng):
     """eps 要传给门控 RMSNorm：eps = 0.5 时结果明显不同 / eps must reach the gated RMSNorm: with eps = 0.5 the result changes visibly"""
     m = _layer(impl, rng, 16, 1, 2, 4, 4, eps=0.5)
     return {"y": m(rng.normal(2, 4, 16))}
+
+
+@case(points=6, checker=FP32, checkers={"calls[3]": BF16, "calls[3][1][1]": BF16_STATE})
+def one_layer_many_calls(impl, rng):
+    """一个层调用四次，形状、state 和 dtype 各不相同：整段、从 zero_state 解码一个 token、像优化器一步那样原地改过参数之后从已有状态接着算、`.to(torch.bfloat16)` 并载入另一组权重之后；每次调用都检查 /
+    one layer called four times with other shapes, states and dtypes: a whole sequence, one token from zero_state, a chunk from an existing state after its parameters were edited in place as an optimiser step does, and after `.to(torch.bfloat16)` and loading other weights; every call is checked"""
+    m = _layer(impl, rng, 24, 2, 4, 4, 6, a_log=(-4.0, -2.0))
+    conv_dim = 2 * 2 * 4 + 4 * 6
+    calls = [m(rng.normal(2, 6, 24)), m(rng.normal(3, 1, 24), m.zero_state(3))]
+    # A training step: every parameter moves in place (the same tensors, new values).
+    with torch.no_grad():
+        for name, p in sorted(m.named_parameters()):
+            p.add_(rng.normal(*p.shape, std=0.1 if name in ("A_log", "dt_bias") else 0.05))
+    start = (rng.normal(1, conv_dim, 3), rng.normal(1, 4, 4, 6, std=0.5))
+    calls.append(m(rng.normal(1, 5, 24), start))
+    # Converted to bf16, then loaded with other weights, as a bf16 checkpoint is.
+    m.to(torch.bfloat16)
+    load_params(m, **_weights(rng, 24, 2, 4, 4, 6, a_log=(-4.0, -2.0)))
+    start = (rng.normal(2, conv_dim, 3, dtype=torch.bfloat16), rng.normal(2, 4, 4, 6, std=0.5))
+    calls.append(m(rng.normal(2, 4, 24, dtype=torch.bfloat16), start))
+    return {"calls": calls, "zero_state_after_to": m.zero_state(2)}
+
+
+@case(points=6, checker=FP32)
+def two_layers_in_turn(impl, rng):
+    """两个同样权重的层（eps 为默认值和 0.5）交替解码同一批序列：预填充 4 个 token，再各解码 2 个；每个层只用自己的 eps 和自己的状态 /
+    two layers with the same weights (eps the default and 0.5) decoding the same sequences in turn: a prefill of 4 tokens, then 2 single tokens each; each layer uses its own eps and its own state"""
+    weights = _weights(rng, 16, 1, 2, 4, 4)
+    layers = {
+        "eps_default": impl.GatedDeltaNet(16, 1, 2, 4, 4),
+        "eps_0.5": impl.GatedDeltaNet(16, 1, 2, 4, 4, eps=0.5),
+    }
+    for m in layers.values():
+        load_params(m, **weights)
+    x = rng.normal(2, 6, 16)
+    states = {key: m.zero_state(2) for key, m in layers.items()}
+    out = {key: [] for key in layers}
+    for start, end in [(0, 4), (4, 5), (5, 6)]:
+        for key, m in layers.items():
+            y, states[key] = m(x[:, start:end], states[key])
+            out[key].append(y)
+    return out

@@ -12,7 +12,7 @@ import torch
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, mutant_source, source_module
+from tests.factories import failing_case_names, failing_cases, judge_problem, mutant_source, source_module
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
@@ -39,7 +39,7 @@ def test_fp32_output_from_a_bf16_module_is_a_dtype_error(store: ExpectedStore) -
     assert "xf = x.float()" in src
     report = judge_problem(PROBLEM, src, store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
-    assert set(failing) == {"forward_bf16", "backward_bf16", "input_dtype_converted"}
+    assert set(failing) == {"forward_bf16", "backward_bf16", "input_dtype_converted", "one_module_many_calls"}
     assert "dtype" in failing["backward_bf16"].message
 
 
@@ -61,18 +61,20 @@ def test_each_check_is_seen_by_its_own_case(mutant_id: str, case_name: str) -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("mutant_id", "case_name"),
+    ("mutant_id", "case_names"),
     [
-        ("13:26:int+1", "edge_shapes"),  # hidden_size <= 1 refuses the width-1 block
-        ("13:52:int+1", "edge_shapes"),  # intermediate_size <= 1 likewise
-        ("28:12:drop-cast", "input_dtype_converted"),  # fp32 x meets bf16 weights in F.linear
+        ("13:26:int+1", ["edge_shapes"]),  # hidden_size <= 1 refuses the width-1 block
+        ("13:52:int+1", ["edge_shapes"]),  # intermediate_size <= 1 likewise
+        # x of another dtype meets the weights in F.linear: an fp32 x in a bf16 module, and
+        # the bf16 x given to the fp32 module of the repeated-calls case.
+        ("28:12:drop-cast", ["input_dtype_converted", "one_module_many_calls"]),
     ],
 )
-def test_checks_that_raise_on_valid_input_fail_one_case(
-    store: ExpectedStore, mutant_id: str, case_name: str
+def test_checks_that_raise_on_valid_input_fail_their_cases(
+    store: ExpectedStore, mutant_id: str, case_names: list[str]
 ) -> None:
     report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
-    assert [c.name for c in report.cases if c.verdict != Verdict.AC] == [case_name]
+    assert [c.name for c in report.cases if c.verdict != Verdict.AC] == case_names
 
 
 @pytest.mark.slow
@@ -80,7 +82,8 @@ def test_output_in_the_input_dtype_gets_its_hint(store: ExpectedStore) -> None:
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "returns_input_dtype")
     report = judge_problem(PROBLEM, wrong.source(), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
-    assert [c.name for c in failing] == ["input_dtype_converted"]
+    # The repeated-calls case gives an fp32 module a bf16 x too.
+    assert [c.name for c in failing] == ["input_dtype_converted", "one_module_many_calls"]
     assert failing[0].hint == wrong.hint()
 
 
@@ -150,3 +153,53 @@ def test_all_zero_weights_get_their_hint(store: ExpectedStore) -> None:
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["parameters"] and report.score == 92
     assert failing[0].hint == wrong.hint()
+
+
+# ---------------------------------------------------------------- state across calls (version 4)
+
+FORWARD_HEAD = "        x = x.to(self.gate_proj.weight.dtype)\n"
+STATE_CASES = (
+    "one_module_many_calls",
+    "weights_edited_between_calls",
+    "non_contiguous_input",
+    "two_modules_interleaved",
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "cases"),
+    [
+        # A flattening .view needs a contiguous x: the transposed and sliced views raise.
+        ("        x = x.view(-1, x.shape[-1]).view(x.shape)\n", ["non_contiguous_input"]),
+        # The gate's weight copied on the first call and kept: stale after the optimiser step,
+        # load_state_dict and .to(torch.bfloat16).
+        (
+            "        if '_w_gate' not in self.__dict__:\n"
+            "            self.__dict__['_w_gate'] = 1.0 * self.gate_proj.weight\n"
+            "        gate = F.linear(x, self.__dict__['_w_gate'])\n"
+            "        return self.down_proj(F.silu(gate) * self.up_proj(x))\n",
+            ["one_module_many_calls", "weights_edited_between_calls"],
+        ),
+        # The result kept per input shape and returned for any later input of that shape.
+        (
+            "        _SEEN = globals().setdefault('_SEEN', {})\n"
+            "        if x.shape[:-1] in _SEEN:\n"
+            "            return _SEEN[x.shape[:-1]]\n"
+            "        _SEEN[x.shape[:-1]] = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))\n",
+            ["weights_edited_between_calls", "non_contiguous_input", "two_modules_interleaved"],
+        ),
+    ],
+)
+def test_state_mistakes_fail_their_cases(change: str, cases: list[str]) -> None:
+    src = PROBLEM.reference.source().replace(FORWARD_HEAD, FORWARD_HEAD + change)
+    assert change in src
+    assert failing_case_names(PROBLEM, src, STATE_CASES) == cases
+
+
+@pytest.mark.slow
+def test_weights_cached_on_the_first_call_get_their_hint(store: ExpectedStore) -> None:
+    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "weights_cached_first_call")
+    report = judge_problem(PROBLEM, wrong.source(), store)
+    failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
+    assert set(failing) == {"one_module_many_calls", "weights_edited_between_calls"}
+    assert failing["weights_edited_between_calls"].hint == wrong.hint()

@@ -7,7 +7,7 @@ import pytest
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import judge_problem
+from tests.factories import failing_case_names, judge_problem
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "207-softmax-cross-entropy")
@@ -53,3 +53,28 @@ def test_in_place_targets_get_their_own_hint(store: ExpectedStore) -> None:
     assert set(failing) == {"cross_entropy_3d", "inputs_unchanged"}
     assert "targets" in failing["inputs_unchanged"].message
     assert all(c.hint == wrong.hint() for c in failing.values())
+
+
+# ---------------------------------------------------------------- state and layouts (version 3)
+
+REFERENCE_CE_HEAD = "    logp = _log_softmax_fp32(logits, -1)\n"
+
+
+def test_a_flattening_view_fails_only_the_shifted_logits() -> None:
+    # (B, T, V) flattened with .view: fine on every contiguous input, raises on logits[:, :-1].
+    flatten = "    logits = logits.view(-1, logits.shape[-1])\n    targets = targets.view(-1)\n"
+    src = PROBLEM.reference.source().replace(REFERENCE_CE_HEAD, flatten + REFERENCE_CE_HEAD)
+    assert "logits.view(-1" in src
+    assert failing_case_names(PROBLEM, src) == ["non_contiguous_inputs"]
+
+
+def test_an_ignore_index_kept_from_the_first_call_fails_the_repeated_calls() -> None:
+    # The first call's ignore_index remembered in a module-level dict: only a case that calls
+    # cross_entropy again with another ignore_index in the same process sees it.
+    src = PROBLEM.reference.source().replace(
+        REFERENCE_CE_HEAD,
+        "    ignore_index = _FIRST.setdefault('ignore_index', ignore_index)\n" + REFERENCE_CE_HEAD,
+    )
+    src = src.replace("import torch\n", "import torch\n\n_FIRST = {}\n", 1)
+    assert "_FIRST.setdefault" in src
+    assert "each_call_its_own" in failing_case_names(PROBLEM, src)

@@ -6,11 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from judge.casekit import Rng
 from judge.expected import ExpectedStore
 from judge.mutation.generate import generate
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import failing_cases, judge_problem, package_module
+from tests.factories import failing_case_names, failing_cases, judge_problem, package_module, source_module
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "208-causal-attention")
@@ -74,7 +75,8 @@ def test_nan_gradients_fail_only_the_gradient_cases(store: ExpectedStore) -> Non
 def test_bf16_weights_fail_only_the_bf16_cases_by_ulps(store: ExpectedStore) -> None:
     report = judge_problem(PROBLEM, _wrong("weights_rounded_to_bf16"), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
-    assert failing == {"bf16_inputs", "bf16_padded_long"}
+    # each_call_its_own has one bf16 call among its fp32 ones.
+    assert failing == {"bf16_inputs", "bf16_padded_long", "each_call_its_own"}
     case = next(c for c in report.cases if c.name == "bf16_inputs")
     assert "too many differ" in case.message and "fp32" in case.hint
 
@@ -155,3 +157,33 @@ def test_the_finite_fill_is_still_told_its_hint_and_it_starts_with_the_symptom(s
     assert failing and all(c.hint for c in failing)
     assert failing[0].hint.en.startswith("For a row with no visible key")
     assert failing[0].hint.zh.startswith("对于没有任何可见键的行")
+
+
+# ---------------------------------------------------------------- state and layouts (version 3)
+
+
+def test_a_mask_kept_per_length_fails_the_repeated_calls_on_the_last_call() -> None:
+    # The mask kept per length with the padding of the call that built it: the last call of
+    # each_call_its_own has the first call's length and a padding mask, and only it is wrong.
+    failing = failing_case_names(PROBLEM, MEMOISED_MASK)
+    assert "each_call_its_own" in failing
+    ref = source_module("reference", PROBLEM.reference.source())
+    impl = source_module("candidate", MEMOISED_MASK)
+    case = next(c for c in PROBLEM.cases if c.name == "each_call_its_own")
+    want, got = case.fn(ref, Rng(case.seed))["calls"], case.fn(impl, Rng(case.seed))["calls"]
+    assert [bool(torch.equal(w, g)) for w, g in zip(want, got, strict=True)] == [True] * 4 + [False]
+
+
+def test_the_nanogpt_buffer_grown_across_calls_is_right() -> None:
+    # A causal mask cached independently of any call's data (sliced from the largest built) passes.
+    nanogpt = next(s for s in PROBLEM.solutions("accepted") if s.path.stem == "nanogpt_tril_buffer")
+    assert failing_case_names(PROBLEM, nanogpt.source()) == []
+
+
+def test_a_view_that_needs_contiguous_q_fails_only_the_layout_case() -> None:
+    head = "    seq, head_dim = q.shape[-2], q.shape[-1]\n"
+    src = PROBLEM.reference.source().replace(
+        head, head + "    q = q.view(q.shape)\n    k = k.view(-1, seq, head_dim).view(k.shape)\n"
+    )
+    assert "k.view(-1" in src
+    assert failing_case_names(PROBLEM, src) == ["non_contiguous_inputs"]

@@ -124,7 +124,21 @@ def test_strict_raises_on_a_single_kind_of_problem() -> None:
 def test_state_dict_without_keep_vars_is_declared_equivalent() -> None:
     """Detached views share the parameters' storage: copy_ into them loads the same model."""
     assert failing_cases(PROBLEM, mutant_source(PROBLEM, "16:41:bool")) == {}
-    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"16:41:bool"}
+    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"16:41:bool", "26:37:default-arg"}
+
+
+def test_prefix_truthiness_is_declared_equivalent() -> None:
+    """`if prefix and key.startswith(prefix)` with the default tested instead: for every string
+    prefix, the empty one included, the same names come out."""
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "26:37:default-arg")) == {}
+
+
+def test_tied_names_are_read_from_the_argument() -> None:
+    """The tied names hard-coded (mutant 32:25, wrong/hardcoded_tied_names): only the case that
+    loads a model with Meta Llama's names through tied=("output.weight", ...) catches it."""
+    assert set(failing_cases(PROBLEM, mutant_source(PROBLEM, "32:25:default-arg"))) == {
+        "one_loader_many_checkpoints"
+    }
 
 
 def test_a_real_qwen35_checkpoint_loads_what_transformers_loads(tmp_path: Path) -> None:

@@ -19,7 +19,14 @@ pytestmark = pytest.mark.slow
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "216-sampling")
 
-EXACT_DRAWS = {"sample_fixed_seed", "greedy", "sample_bf16", "inputs_not_modified", "top_p_ties_at_cut"}
+EXACT_DRAWS = {
+    "sample_fixed_seed",
+    "greedy",
+    "sample_bf16",
+    "inputs_not_modified",
+    "top_p_ties_at_cut",
+    "sample_calls",
+}
 TIE_CASES = {"top_p_exact_boundary", "top_p_ties_at_cut"}
 
 # transformers' TopPLogitsWarper: an ascending sort, "tail <= 1 - p", the mask scattered back.

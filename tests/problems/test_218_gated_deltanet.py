@@ -189,7 +189,15 @@ def _failing(source: str, store: ExpectedStore, parts: list[PartSource] | None =
     return {c.name for c in report.cases if c.verdict != Verdict.AC}
 
 
-STATE_CASES = ["prefill_then_decode", "other_kernel_sizes", "chunked_prefill", "bf16", "backward"]
+STATE_CASES = [
+    "prefill_then_decode",
+    "other_kernel_sizes",
+    "chunked_prefill",
+    "bf16",
+    "backward",
+    "one_layer_many_calls",
+    "two_layers_in_turn",
+]
 
 
 @pytest.mark.slow

@@ -35,6 +35,8 @@ def test_a_later_call_returning_the_first_calls_result_is_named() -> None:
     assert d.kind == "later_call_wrong"
     assert "`steps[1]`, `steps[2]` are exactly what `steps[0]` returned" in d.text.en
     assert "原样再用" in d.text.zh
+    # That is why the calls are equal: not "an input returned as it came" as well.
+    assert "equals_other" not in kinds({"steps": want}, {"steps": got})
 
 
 def test_items_may_be_dicts_of_tensors() -> None:

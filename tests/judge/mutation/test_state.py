@@ -12,6 +12,7 @@ import torch
 
 from judge.mutation import operators
 from judge.mutation.generate import Mutant, generate, generate_state
+from judge.mutation.run import MutantResult, MutationScore
 from judge.package import Problem
 from tests.factories import source_module
 from tests.paths import REPO_ROOT
@@ -64,18 +65,33 @@ def load(source: str, name: str = "mutant") -> types.ModuleType:
 # ---------------------------------------------------------------- enforcement and ids
 
 
-def test_not_enforced_until_the_flag_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 28: the shipped cases predate these operators, so validate (generate with its
-    default) makes the single-change mutants only; generate_state reports the others apart."""
-    assert operators.NEW_OPERATORS_ENFORCED is False
+def test_enforced_by_default_and_separable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: validate (generate with its default) makes both groups; `state=False` the
+    single-change group alone, generate_state the state group alone; the flag still rules."""
+    assert operators.NEW_OPERATORS_ENFORCED is True
     source = textwrap.dedent(NORM)
-    enforced, state = generate(source), generate_state(source)
-    assert state and not {m.operator for m in enforced} & {m.operator for m in state}
-    assert [m.id for m in generate(source, state=False)] == [m.id for m in enforced]
-    both = generate(source, state=True)
-    assert {m.id for m in both} == {m.id for m in enforced} | {m.id for m in state}
-    monkeypatch.setattr(operators, "NEW_OPERATORS_ENFORCED", True)
-    assert [m.id for m in generate(source)] == [m.id for m in both]
+    single, state = generate(source, state=False), generate_state(source)
+    assert state and not {m.operator for m in single} & {m.operator for m in state}
+    both = generate(source)
+    assert [m.id for m in both] == [m.id for m in generate(source, state=True)]
+    assert {m.id for m in both} == {m.id for m in single} | {m.id for m in state}
+    monkeypatch.setattr(operators, "NEW_OPERATORS_ENFORCED", False)
+    assert [m.id for m in generate(source)] == [m.id for m in single]
+
+
+def test_feedback_is_counted_per_operator_group() -> None:
+    """validate's report says how many state mutants die with a word for the learner."""
+    source = textwrap.dedent(NORM)
+    mutants = generate(source)
+    results = [MutantResult(m, killed=i % 2 == 0) for i, m in enumerate(mutants)]
+    score = MutationScore(results, equivalent={})
+    groups = score.groups()
+    assert groups["single"].generated + groups["state"].generated == len(mutants)
+    assert groups["state"].generated == len(generate_state(source))
+    assert groups["single"].killed + groups["state"].killed == len(score.killed)
+    # A killed mutant without case results stopped its run: the verdict (TLE, a crash) says why.
+    assert groups["state"].with_feedback == groups["state"].killed
+    assert score.feedback()["by_group"]["state"]["generated"] == groups["state"].generated
 
 
 def test_ids_are_stable() -> None:

@@ -35,7 +35,15 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
 
 
 def moe_block(
-    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+    x,
+    router_weight,
+    gate_up_proj,
+    down_proj,
+    shared_gate_proj,
+    shared_up_proj,
+    shared_down_proj,
+    shared_expert_gate,
+    top_k,
 ):
     lead, dim = x.shape[:-1], x.shape[-1]
     xf = x.float().flatten(0, -2)

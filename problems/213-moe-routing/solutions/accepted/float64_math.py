@@ -42,10 +42,20 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
 
 
 def moe_block(
-    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+    x,
+    router_weight,
+    gate_up_proj,
+    down_proj,
+    shared_gate_proj,
+    shared_up_proj,
+    shared_down_proj,
+    shared_expert_gate,
+    top_k,
 ):
     xd = x.double().reshape(-1, x.shape[-1])
     routed, logits = _moe64(xd, router_weight, gate_up_proj, down_proj, top_k, True)
-    shared = (F.silu(xd @ shared_gate_proj.double().T) * (xd @ shared_up_proj.double().T)) @ shared_down_proj.double().T
+    shared = (
+        F.silu(xd @ shared_gate_proj.double().T) * (xd @ shared_up_proj.double().T)
+    ) @ shared_down_proj.double().T
     y = routed + torch.sigmoid(xd @ shared_expert_gate.double().T) * shared
     return y.reshape(x.shape).to(x.dtype), logits.float()

@@ -27,7 +27,15 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
 
 
 def moe_block(
-    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+    x,
+    router_weight,
+    gate_up_proj,
+    down_proj,
+    shared_gate_proj,
+    shared_up_proj,
+    shared_down_proj,
+    shared_expert_gate,
+    top_k,
 ):
     x2 = x.reshape(-1, x.shape[-1])
     routed, router_logits = moe_forward(x2, router_weight, gate_up_proj, down_proj, top_k)

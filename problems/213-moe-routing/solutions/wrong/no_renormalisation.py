@@ -26,10 +26,20 @@ def moe_forward(x, router_weight, gate_up_proj, down_proj, top_k, norm_topk_prob
 
 
 def moe_block(
-    x, router_weight, gate_up_proj, down_proj, shared_gate_proj, shared_up_proj, shared_down_proj, shared_expert_gate, top_k
+    x,
+    router_weight,
+    gate_up_proj,
+    down_proj,
+    shared_gate_proj,
+    shared_up_proj,
+    shared_down_proj,
+    shared_expert_gate,
+    top_k,
 ):
     xf = x.reshape(-1, x.shape[-1]).float()
     routed, router_logits = moe_forward(xf, router_weight, gate_up_proj, down_proj, top_k)
-    shared = (F.silu(xf @ shared_gate_proj.float().t()) * (xf @ shared_up_proj.float().t())) @ shared_down_proj.float().t()
+    shared = (
+        F.silu(xf @ shared_gate_proj.float().t()) * (xf @ shared_up_proj.float().t())
+    ) @ shared_down_proj.float().t()
     y = routed + torch.sigmoid(xf @ shared_expert_gate.float().t()) * shared
     return y.reshape(x.shape).to(x.dtype), router_logits

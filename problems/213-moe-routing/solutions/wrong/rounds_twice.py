@@ -57,7 +57,9 @@ def moe_block(
     # Every token of every sequence is one row.
     xf = x.reshape(-1, x.shape[-1]).float()
     # moe_forward on x in its own dtype: the routed sum comes back already rounded to it.
-    routed, router_logits = moe_forward(x.reshape(-1, x.shape[-1]), router_weight, gate_up_proj, down_proj, top_k)
+    routed, router_logits = moe_forward(
+        x.reshape(-1, x.shape[-1]), router_weight, gate_up_proj, down_proj, top_k
+    )
     routed = routed.float()
     # The shared expert: one SwiGLU MLP that every token goes through, whatever the router chose.
     gate = F.silu(xf @ shared_gate_proj.float().t())
