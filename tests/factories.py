@@ -24,6 +24,22 @@ from sandbox.backend import Backend
 from sandbox.local import LocalBackend
 from tests.paths import REPO_ROOT
 
+# What every package's cases must also do (judge.properties), for the default `f(x) = 2x`: one
+# function called several times with other shapes and dtypes (twice with one shape, so that a
+# result cached by shape shows), a one-row input, a transposed view beside its contiguous copy.
+# Appended to a cases.py that imports torch and `case`, it makes the package's properties met.
+PROPERTIES_CASE_F = """
+@case(points=0)
+def calls_and_layouts(impl, rng):
+    x = rng.normal(4, 6)
+    calls = [rng.normal(3, 5), rng.normal(3, 5), rng.normal(1, 7, dtype=torch.float64)]
+    return {
+        "calls": [impl.f(c) for c in calls],
+        "contiguous": impl.f(x.t().contiguous()),
+        "transposed_view": impl.f(x.t()),
+    }
+"""
+
 DEFAULT_CASES = '''
 import torch
 from judge.casekit import case

@@ -11,7 +11,7 @@ import pytest
 
 from judge.settings import JudgeSettings
 from judge.validate import MIN_PUBLIC, Validation, facts_in_cases, validate_package
-from tests.factories import local_backend, make_package
+from tests.factories import PROPERTIES_CASE_F, local_backend, make_package
 
 HEADER = "import torch\nfrom judge.casekit import case, outcome\nfrom judge.checkers import exact, facts\n\n"
 
@@ -122,12 +122,16 @@ def test_data_reported_values_and_behaviour_are_not_facts() -> None:
 )
 def test_the_check_refuses_a_flag_computed_in_the_case(tmp_path: Path, observe: str, ok: bool) -> None:
     varied = "checkers={'initialised': facts('varied')}"
-    cases = HEADER + "".join(
-        f"@case(points={10 if i < 10 else 0}, public={i < MIN_PUBLIC}, {varied})\n"
-        f"def c{i}(impl, rng):\n"
-        f"    x = rng.normal(3, {i + 2})\n"
-        f"    return {{'y': impl.f(x), {observe}}}\n\n"
-        for i in range(10)
+    cases = (
+        HEADER
+        + "".join(
+            f"@case(points={10 if i < 10 else 0}, public={i < MIN_PUBLIC}, {varied})\n"
+            f"def c{i}(impl, rng):\n"
+            f"    x = rng.normal(3, {i + 2})\n"
+            f"    return {{'y': impl.f(x), {observe}}}\n\n"
+            for i in range(10)
+        )
+        + PROPERTIES_CASE_F
     )
     wrong = {
         "times_three": '"""乘了 3 / You multiplied by 3."""\ndef f(x):\n    return x * 3\n',

@@ -16,15 +16,16 @@ import pytest
 
 from judge.settings import JudgeSettings
 from judge.validate import MIN_PUBLIC, Validation, validate_package
-from tests.factories import make_package, shared_backend
+from tests.factories import PROPERTIES_CASE_F, make_package, shared_backend
 
 pytestmark = pytest.mark.slow
 
-CASES = "import torch\nfrom judge.casekit import case\n\n" + "".join(
+BASIC_CASES = "import torch\nfrom judge.casekit import case\n\n" + "".join(
     f"@case(points={10 if i < 10 else 0}, public={i < MIN_PUBLIC})\n"
     f"def c{i}(impl, rng):\n    return {{'y': impl.f(rng.normal(3, {i + 1}))}}\n\n"
     for i in range(10)
 )
+CASES = BASIC_CASES + PROPERTIES_CASE_F
 WRONG = {
     "times_three": '"""乘了 3 / You multiplied by 3."""\ndef f(x):\n    return x * 3\n',
     "plus_one": '"""加了 1 / You added one."""\ndef f(x):\n    return x * 2 + 1\n',
@@ -105,9 +106,12 @@ SUITE = [
         {
             "reference": "import torch\ndef f(x):\n    return torch.sin(x * 2.0) + torch.cos(x * 3.0)\n",
             "accepted": {"sum": "import torch\ndef f(x):\n    return torch.sin(x + x) + torch.cos(3 * x)\n"},
+            # Without the repeated-calls case, whose diagnoses would explain the state mutants.
+            "cases": BASIC_CASES,
         },
         "mutants",
         "killed mutants come with feedback (at least 80%)",
+        frozenset({"properties"}),
     ),
     Bad(
         "fact_computed_in_the_case",
@@ -119,7 +123,7 @@ SUITE = [
             + "    return {'y': impl.f(x), 'doubled': bool(torch.equal(impl.f(x), 2 * x))}\n"
         },
         "facts",
-        "line 47: `bool(...)`: `bool(torch.equal(impl.f(x), 2 * x))` (case flag)",
+        "line 57: `bool(...)`: `bool(torch.equal(impl.f(x), 2 * x))` (case flag)",
     ),
     Bad(
         "stale_equivalent_declaration",
