@@ -26,6 +26,7 @@ from sandbox.backend import Backend, Limits, Outcome, RunnerSpec
 
 PROBLEM_ID = re.compile(r"[0-9]{3,5}")
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(\.[A-Za-z_][A-Za-z0-9_]{0,40}){0,4}")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # What the runner says a returned tensor is when the stream cannot carry it (a dtype, a layout).
 UNRETURNABLE = re.compile(r"[a-z][a-z0-9_.]{0,47}")
 RETURNABLE_DTYPES = ", ".join(str(dtype).removeprefix("torch.") for dtype, _ in SAFETENSORS_DTYPES.values())
@@ -55,6 +56,8 @@ class CaseRun:
     # The judge's own words for the error, in both languages, when it has them (a tensor that
     # cannot be returned); `message` then holds both in one string, for readers of it alone.
     text: Text | None = None
+    # The entry point the case reached for and the solution lacks (the case then failed on it).
+    missing_entry: str | None = None
 
 
 @dataclass
@@ -67,6 +70,8 @@ class SolutionRun:
     # The part problems whose modules it imported while loading, in import order.
     parts_used: list[str] = field(default_factory=list)
     missing_part: tuple[str, str] | None = None  # (problem id, module) of the part it lacks
+    # The entry points it does not define although it loaded: only the cases using them fail.
+    missing_entries: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -139,7 +144,7 @@ def run_solutions(
     outcome = backend.run(job.to_bytes(), limits)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
     parsed = parse_stream(outcome.result, stream_limits)
-    return interpret(parsed, outcome, len(solutions), limits, case_names)
+    return interpret(parsed, outcome, len(solutions), limits, case_names, problem.spec.entry_points)
 
 
 def interpret(
@@ -148,9 +153,11 @@ def interpret(
     n_solutions: int,
     limits: Limits,
     case_names: Sequence[str] | None = None,
+    entry_points: Sequence[str] | None = None,
 ) -> RunResult:
     """`case_names`: the cases the job asked for; with them, a `done` frame counts only once
-    every solution's load and every loaded solution's cases were reported."""
+    every solution's load and every loaded solution's cases were reported. `entry_points`: the
+    problem's; a load frame's missing ones are believed only among them."""
     runs = [SolutionRun() for _ in range(n_solutions)]
     runtime: dict[str, Any] = {}
     finished = False
@@ -159,7 +166,7 @@ def interpret(
         # Frames are untrusted (learner code shares the runner's process and can write to its
         # stream): any failure to make sense of one is a damaged stream, never the judge's error.
         try:
-            kind, problem = _read_frame(frame, runs)
+            kind, problem = _read_frame(frame, runs, entry_points)
         except ObservationError as exc:
             kind, problem = "", str(exc)
         except Exception:  # whatever a forged frame provokes, the stream is damaged
@@ -201,7 +208,9 @@ def cut_off_ms(outcome: Outcome, runs: list[SolutionRun]) -> float:
     return round(max(0.0, since_ready * 1000 - reported), 1)
 
 
-def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]:
+def _read_frame(
+    frame: Frame, runs: list[SolutionRun], entry_points: Sequence[str] | None = None
+) -> tuple[str, str | None]:
     """Record one frame in `runs`. Returns its kind and what is wrong with it (None if nothing)."""
     head, kind = frame.head, frame.kind
     if kind in ("hello", "done"):
@@ -217,6 +226,17 @@ def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]
         used, part, module = head.get("parts", []), head.get("part"), head.get("module")
         if isinstance(used, list):
             run.parts_used = [p for p in used[:64] if isinstance(p, str) and PROBLEM_ID.fullmatch(p)]
+        lacking = head.get("missing", [])
+        # Only a loaded solution's: one that lacks them all did not load (its message says so).
+        # Untrusted like the rest: only the problem's own entry points are named.
+        if isinstance(lacking, list) and run.load_status == "ok":
+            run.missing_entries = [
+                n
+                for n in lacking[:64]
+                if isinstance(n, str)
+                and IDENTIFIER.fullmatch(n)
+                and (entry_points is None or n in entry_points)
+            ]
         # Untrusted like every frame: only a well-formed id and module name are taken.
         if (
             isinstance(part, str)
@@ -231,14 +251,16 @@ def _read_frame(frame: Frame, runs: list[SolutionRun]) -> tuple[str, str | None]
         if not isinstance(name, str):
             return kind, "case frame without a case name"
         try:
-            runs[index].cases[name] = case_run(head, frame.tensors)
+            runs[index].cases[name] = case_run(head, frame.tensors, runs[index].missing_entries)
         except ObservationError as exc:
             return kind, f"case {name[:100]}: {exc}"
         return kind, None
     return kind, f"unknown frame kind {kind[:40]!r}"
 
 
-def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
+def case_run(head: dict[str, Any], tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
+    """`missing_entries`: the entry points the solution's load frame said it lacks; a case that
+    failed on one of those is worded by the judge, naming it (any other name is not believed)."""
     status = head.get("status")
     time_ms = head.get("time_ms")
     elapsed = 0.0
@@ -251,6 +273,10 @@ def case_run(head: dict[str, Any], tensors: dict[str, Any]) -> CaseRun:
     if status == "forbidden":
         api = head.get("api")
         return CaseRun("forbidden", elapsed, api=api[:200] if isinstance(api, str) else "?")
+    entry = head.get("missing_entry")
+    if status == "error" and isinstance(entry, str) and entry in missing_entries:
+        text = msg("entry_point_missing_case", name=entry)
+        return CaseRun("error", elapsed, message=text.both(), text=text, missing_entry=entry)
     what = head.get("unreturnable")
     if status == "error" and isinstance(what, str) and UNRETURNABLE.fullmatch(what):
         if what.startswith("torch."):

@@ -102,6 +102,9 @@ def grade_solution(
                         r.error_map = _first_error_map(c, ref.observations, got.observations, mismatches)
                 else:
                     r.verdict, r.score = Verdict.AC, c.points
+            elif got.missing_entry is not None and got.text is not None:
+                # The judge's own sentence, naming an entry point the load frame declared missing.
+                r.verdict, r.message = Verdict.CE, got.text
             elif got.status == "forbidden":
                 r.verdict = Verdict.WA
                 r.message = msg("sealed_forbidden") if sealed else msg("forbidden", api=got.api)
@@ -468,9 +471,11 @@ def judge_source(
                 return build_report(problem, cases, results, backend, elapsed)
     graded: dict[str, CaseResult] = {}
     used: set[str] = set()
+    lacking: list[str] = []
     log = ""
     if shown is not None:
         run = shown.solutions[0]
+        lacking = run.missing_entries
         for r in grade_solution(public, run, shown.stop, expected):
             graded[r.name] = r
         attach_hints(public, [graded[c.name] for c in public], run, expected)
@@ -488,6 +493,7 @@ def judge_source(
             sealed = learner_run(hidden, whole)
             run = sealed.solutions[0]
             results = grade_solution(hidden, run, sealed.stop, expected, sealed=seal_hidden)
+            lacking = lacking or run.missing_entries
             attach_hints(hidden, results, run, expected)
             for r in results:
                 graded[r.name] = r
@@ -495,6 +501,8 @@ def judge_source(
                 used.update(run.parts_used)
     results = [graded[c.name] for c in cases]
     report = build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000, log)
+    if lacking:  # named once at the top; each case that needed one says so too
+        report.warnings.append(msg("entry_points_missing", names=", ".join(lacking)).both())
     report.parts = [
         PartUse(p.problem, p.module, p.origin if p.source is not None else "missing", p.problem in used)
         for p in parts

@@ -64,6 +64,14 @@ CATALOG: dict[str, tuple[str, str]] = {
     ),
     "not_run": ("未运行：运行停在了用例 {case}", "not run: the run stopped during case {case}"),
     "reference_missing_case": ("参考解没有这个用例的结果", "the reference has no result for this case"),
+    "entry_point_missing_case": (
+        "这个用例用到入口 {name}，你的代码没有定义它",
+        "this case uses the entry point {name}, which your code does not define",
+    ),
+    "entry_points_missing": (
+        "你的代码缺少入口 {names}：用到它的用例不通过，其余用例照常评测",
+        "your code lacks the entry point(s) {names}: the cases that use them fail, the others are judged",
+    ),
     "forbidden": (
         "调用了本题禁止的 {api}，请自己实现",
         "your code calls {api}, which this problem forbids: write it yourself",

@@ -20,7 +20,15 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judge.casekit import Case, collect_cases
 from judge.course import Chapter, Course, CourseError, load_course, resolve_chapter
@@ -93,6 +101,20 @@ ARGUMENT_WAIVER_KEY = re.compile(r"^arguments:[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A
 # A written reason: a sentence, not a word or a placeholder.
 Reason = Annotated[str, StringConstraints(min_length=10, strip_whitespace=True)]
 
+# A change note: one line of at most 200 characters (the problem list shows it under a title).
+OneLine = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True, pattern=r"^[^\n\r]+$")
+]
+VersionKey = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]*$")]
+
+
+class ChangeNote(_Strict):
+    """What a new version of a package changed, in one line per language: a learner whose best
+    accepted Submit was judged on an older version reads it beside the problem."""
+
+    zh: OneLine
+    en: OneLine
+
 
 class ProblemSpec(_Strict):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
@@ -119,6 +141,9 @@ class ProblemSpec(_Strict):
     limits: LimitsSpec = LimitsSpec()
     mutants: MutantsSpec = MutantsSpec()
     waivers: dict[str, Reason] = {}
+    # One note per version after the first (`[changes.3]` zh = "...", en = "..."): what that
+    # version changed. `judge validate` asks for the current version's; older ones may stay.
+    changes: dict[VersionKey, ChangeNote] = {}
 
     @field_validator("entry_points", "forbidden", "tags", "parts", "prerequisites", "data")
     @classmethod
@@ -140,6 +165,23 @@ class ProblemSpec(_Strict):
         if any(reason.upper().startswith("TODO") for reason in v.values()):
             raise ValueError("a waiver's reason is still TODO: say why the statement rules the property out")
         return v
+
+    @model_validator(mode="after")
+    def _notes_of_versions(self) -> ProblemSpec:
+        wrong = sorted(
+            (k for k in self.changes if not 2 <= int(k) <= self.version),
+            key=int,
+        )
+        if wrong:
+            raise ValueError(
+                f"changes: a note is for a version from 2 to the package's version ({self.version}), "
+                f"not {', '.join(wrong)}"
+            )
+        return self
+
+    def change_notes(self, after: int) -> list[tuple[int, ChangeNote]]:
+        """The notes of the versions newer than `after`, oldest first."""
+        return sorted((int(k), note) for k, note in self.changes.items() if int(k) > after)
 
     @field_validator("data")
     @classmethod

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from judge.texts import EMPTY, LANGUAGES, Text
+from judge.texts import EMPTY, LANGUAGES, Text, split_pair
 from judge.verdicts import Verdict, label
 
 if TYPE_CHECKING:
@@ -134,8 +134,8 @@ def render_table(report: Report, title: str = "", lang: str = "zh") -> str:
     if title:
         head += f"  {title}"
     lines.append(f"{head}   [backend: {report.backend}]")
-    for w in report.warnings:
-        lines.append(f"  ! {w}")
+    for w in report.warnings:  # stored with both languages ("中文\nEnglish"); shown in one
+        lines.append(f"  ! {split_pair(w).get(lang)}")
     width = max([len(c.name) for c in report.cases] + [4])
     lines.append(f"  {'case':<{width}}  {'':6}  {'verdict':<7}  {'score':>7}  {'time':>9}")
     for c in report.cases:

@@ -156,6 +156,7 @@ def validate_package(
         + "".join(f"; {w.name} has no docstring hint" for w in wrong if not w.hint()),
     )
     v.add("notes", *notes_check(problem))
+    v.add("changes", *change_note_check(problem))
     v.counts = {
         "public": sum(c.public for c in cases),
         "hidden": sum(not c.public for c in cases),
@@ -332,6 +333,21 @@ def _runs_cleanly(v: Validation, result: RunResult) -> bool:
         f"the author's solutions did not run to the end: {result.stop.message}\n{result.log[-2000:]}",
     )
     return False
+
+
+def change_note_check(problem: Problem) -> tuple[bool, str]:
+    """A version after the first says what it changed: a learner accepted on an older version
+    reads the note beside the problem (issue 29)."""
+    version = problem.spec.version
+    if version == 1:
+        return True, "version 1: nothing changed yet"
+    note = problem.spec.changes.get(str(version))
+    if note is None:
+        return False, (
+            f"version {version} has no change note: add [changes.{version}] with zh and en, "
+            "one line each saying what this version changed"
+        )
+    return True, f"version {version}: {note.en}"
 
 
 def _check_statements(v: Validation, problem: Problem) -> None:

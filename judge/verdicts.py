@@ -12,7 +12,7 @@ class Verdict(str, Enum):  # noqa: UP042 (not StrEnum: the practice kit runs on 
     TLE = "TLE"  # time limit exceeded
     MLE = "MLE"  # memory limit exceeded
     OLE = "OLE"  # output limit exceeded
-    CE = "CE"  # does not parse, or lacks an entry point
+    CE = "CE"  # does not parse, lacks every entry point, or a case uses one it lacks
     SE = "SE"  # the judge failed; never the learner's fault
 
     def __str__(self) -> str:

@@ -6,9 +6,12 @@ Built once per process by `create_app` (for `judge serve`) or by `judge worker`.
 from __future__ import annotations
 
 import ipaddress
+import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -60,24 +63,83 @@ def public_url_warning(settings: WebSettings, host: str, port: int) -> str | Non
 
 
 class KitCache:
-    """The practice kit's zip, built once per problem set (its ids and content hashes) and kept."""
+    """The practice kit's zip, built once per problem set (its ids and content hashes, the judge
+    code it copies: judge.kit.kit_fingerprint) and kept: in memory, and on disk when given a
+    folder, so that a restarted server does not build it again. A build can run in the
+    background (`start`) while pages show how far it got (`status`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: tuple[str, bytes] | None = None
+        self._starting = threading.Lock()  # never held across a build: `status` answers at once
+        self._thread: threading.Thread | None = None
         self.builds = 0
+        self.steps = (0, 0)  # problems done, problems in all, of the build under way
+        self.failure: str | None = None  # why the last background build failed
 
-    def get(self, key: str, build: Callable[[], bytes]) -> bytes:
+    def ready(self, key: str) -> bool:
+        kept = self._kept
+        return kept is not None and kept[0] == key
+
+    def get(
+        self, key: str, build: Callable[[Callable[[int, int], None]], bytes], disk: Path | None = None
+    ) -> bytes:
         kept = self._kept
         if kept is not None and kept[0] == key:
             return kept[1]  # no lock: a download never waits for anything but a build
         with self._lock:  # one build at a time; who waited for it gets its bytes
             kept = self._kept
             if kept is None or kept[0] != key:
-                kept = (key, build())
-                self.builds += 1
+                kept = (key, self._read(disk, key) or self._build(key, build, disk))
                 self._kept = kept  # only the newest problem set is worth keeping
             return kept[1]
+
+    def start(
+        self, key: str, build: Callable[[Callable[[int, int], None]], bytes], disk: Path | None = None
+    ) -> None:
+        """Build in a thread of its own unless built or building: the page polls `status`."""
+        with self._starting:
+            if self.ready(key) or (self._thread is not None and self._thread.is_alive()):
+                return
+            self.failure = None
+
+            def run() -> None:
+                try:
+                    self.get(key, build, disk)
+                except Exception as exc:  # the page says it failed; the next download tries again
+                    logging.getLogger(__name__).exception("the practice kit's build failed")
+                    self.failure = type(exc).__name__
+
+            self._thread = threading.Thread(target=run, name="kit-build", daemon=True)
+            self._thread.start()
+
+    def _build(
+        self, key: str, build: Callable[[Callable[[int, int], None]], bytes], disk: Path | None
+    ) -> bytes:
+        self.steps = (0, 0)
+
+        def step(done: int, total: int) -> None:
+            self.steps = (done, total)
+
+        data = build(step)
+        self.builds += 1
+        if disk is not None:
+            disk.mkdir(parents=True, exist_ok=True)
+            for old in disk.glob("kit-*.zip"):
+                old.unlink(missing_ok=True)
+            part = disk / f".kit-{key}.{os.getpid()}.part"
+            part.write_bytes(data)
+            os.replace(part, disk / f"kit-{key}.zip")  # whole or absent, for another process too
+        return data
+
+    @staticmethod
+    def _read(disk: Path | None, key: str) -> bytes | None:
+        if disk is None:
+            return None
+        try:
+            return (disk / f"kit-{key}.zip").read_bytes()
+        except OSError:
+            return None
 
 
 @dataclass

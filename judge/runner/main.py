@@ -234,7 +234,7 @@ def _write_data(files: dict[str, str]) -> str | None:
 
 def _load_solution(
     emit: Callable[..., None], index: int, solution: Any, entry_points: list[str], files: tuple[str, ...]
-) -> types.SimpleNamespace | None:
+) -> EntryPoints | None:
     """Compile and import one solution; emit its load frame. None when it cannot be used."""
     from judge.runner.parts import FINDER, MissingPartError
     from judge.runner.tracebacks import learner_traceback, register_source
@@ -268,7 +268,7 @@ def _load_solution(
         emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, files)})
         return None
     missing = [n for n in entry_points if n not in module.__dict__]
-    if missing:
+    if len(missing) == len(entry_points):  # nothing to judge: the file is not this problem's
         emit(
             {
                 **head,
@@ -278,7 +278,8 @@ def _load_solution(
             }
         )
         return None
-    not_callable = [n for n in entry_points if not callable(module.__dict__[n])]
+    present = [n for n in entry_points if n not in missing]
+    not_callable = [n for n in present if not callable(module.__dict__[n])]
     if not_callable:
         emit(
             {
@@ -288,8 +289,33 @@ def _load_solution(
             }
         )
         return None
-    emit({**head, "status": "ok", "parts": list(FINDER.used)})
-    return types.SimpleNamespace(**{n: module.__dict__[n] for n in entry_points})
+    # Some entry points missing: the cases that use one fail (`EntryPoints`), the others count.
+    emit({**head, "status": "ok", "parts": list(FINDER.used), "missing": missing})
+    return EntryPoints(missing, **{n: module.__dict__[n] for n in present})
+
+
+class MissingEntryPointError(BaseException):
+    """A case used an entry point the solution does not define. A BaseException: a case that
+    expects the learner's code to raise (`except Exception`) must not take it for that."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"缺少入口 missing entry point: {name}")
+        self.name = name
+
+
+class EntryPoints(types.SimpleNamespace):
+    """The solution's entry points as the cases see them (`impl.route`). One the solution does not
+    define raises MissingEntryPointError when a case reaches for it, so that only the cases that
+    use it fail."""
+
+    def __init__(self, missing: list[str], **present: Any) -> None:
+        super().__init__(**present)
+        object.__setattr__(self, "_missing", frozenset(missing))
+
+    def __getattr__(self, name: str) -> Any:  # only for names the namespace does not hold
+        if name in object.__getattribute__(self, "_missing"):
+            raise MissingEntryPointError(name)
+        raise AttributeError(name)
 
 
 def _run_case(
@@ -315,6 +341,9 @@ def _run_case(
         value = fn(impl, rng_cls(seed))
     except ForbiddenAPIError as exc:
         head = {"status": "forbidden", "api": exc.api}
+        value = None
+    except MissingEntryPointError as exc:  # the judge words it (judge.execution.case_run)
+        head = {"status": "error", "missing_entry": exc.name, "message": str(exc)}
         value = None
     except CaseSetupError as exc:
         head = {"status": "error", "message": str(exc)}

@@ -141,6 +141,18 @@ def describe_value(value: Any) -> dict[str, Any]:
     return out
 
 
+def _missing_entry(name: str) -> Any:
+    """What the snippet sees for an entry point the solution lacks: calling it raises the
+    runner's MissingEntryPointError, the error a case that uses it fails with."""
+    from judge.runner.main import MissingEntryPointError
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise MissingEntryPointError(name)
+
+    missing.__name__ = missing.__qualname__ = name
+    return missing
+
+
 def run_learner(
     snippet: str, module: Any, entry_points: list[str], guards: Any, files: tuple[str, ...]
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
@@ -155,7 +167,9 @@ def run_learner(
     scope.setdefault("torch", torch)
     for name in entry_points:
         obj = module.__dict__.get(name)
-        if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+        if name not in module.__dict__:  # loaded without it: calling it says so, as a case does
+            scope[name] = _missing_entry(name)
+        elif isinstance(obj, type) and issubclass(obj, torch.nn.Module):
             scope[name] = recorder.module_class(name, obj)
         elif callable(obj) and not isinstance(obj, type):
             scope[name] = recorder.function(name, obj)

@@ -6,8 +6,8 @@ import torch
 def rope_frequencies(
     head_dim: int, max_pos: int, theta: float = 10000.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    if head_dim % 2:
-        raise ValueError("head_dim must be even: features are rotated in pairs")
+    # Features turn in pairs, so head_dim is even in every model; an odd one is not checked: its
+    # table comes out one column wider, and apply_rope then fails on the shapes.
     # Everything in fp32: an angle of 30000 needs fp32's 24 bits; bf16 would be off by whole radians.
     exponents = torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim
     inv_freq = 1.0 / theta**exponents

@@ -8,8 +8,6 @@ def rope_frequencies(head_dim, max_pos, theta=10000.0):
     返回 (cos, sin)，形状都是 (max_pos, head_dim)，dtype 为 fp32。
     Returns (cos, sin), each of shape (max_pos, head_dim), in fp32.
     """
-    # TODO: head_dim 为奇数时抛出 ValueError
-    # TODO: raise ValueError for an odd head_dim
     # TODO: inv_freq = 1 / theta ** (arange(0, head_dim, 2) / head_dim)，全部用 fp32
     #       （写明 dtype=torch.float32，不依赖默认 dtype）
     # TODO: inv_freq = 1 / theta ** (arange(0, head_dim, 2) / head_dim), all in fp32

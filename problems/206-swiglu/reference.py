@@ -8,11 +8,6 @@ import torch.nn.functional as F
 class SwiGLU(nn.Module):
     def __init__(self, hidden_size: int, intermediate_size: int) -> None:
         super().__init__()
-        # nn.Linear accepts a width of 0 and builds an empty layer (the block would then
-        # output zeros), so a bad config is refused here with a clear error.
-        if hidden_size <= 0 or intermediate_size <= 0:
-            raise ValueError("hidden_size and intermediate_size must be positive")
-        self.hidden_size = hidden_size
         # No biases: every Linear in Qwen's MLP is bias-free, and the norm before the block
         # already fixes the scale, so a bias would mostly add parameters.
         self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
@@ -20,14 +15,15 @@ class SwiGLU(nn.Module):
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # x: (..., hidden_size), with any number of leading axes (none included).
-        if x.shape[-1] != self.hidden_size:
-            raise ValueError(f"the last axis of x must be hidden_size={self.hidden_size}, got {x.shape[-1]}")
-        # Everything runs in the module's own dtype (bf16 after .to(torch.bfloat16)), as in the
-        # transformers implementation; an input of another dtype is converted to it first.
-        x = x.to(self.gate_proj.weight.dtype)
-        gate = self.gate_proj(x)  # (..., intermediate_size)
-        up = self.up_proj(x)  # (..., intermediate_size)
+        # x: (..., hidden_size), with any number of leading axes (none included), in the module's
+        # dtype. Everything runs in that dtype (bf16 after .to(torch.bfloat16)), as in transformers.
+        shape = x.shape
+        # The tokens as rows, whatever the leading axes (reshape: x may be a non-contiguous view).
+        rows = x.reshape(-1, shape[-1])  # (tokens, hidden_size)
+        # nn.Linear stores its weight as (out, in): each layer is rows @ weight.T, read at every call.
+        gate = rows @ self.gate_proj.weight.t()  # (tokens, intermediate_size)
+        up = rows @ self.up_proj.weight.t()  # (tokens, intermediate_size)
         # The gate branch goes through silu and scales the up branch feature by feature.
         hidden = F.silu(gate) * up
-        return self.down_proj(hidden)  # (..., hidden_size)
+        y = hidden @ self.down_proj.weight.t()  # (tokens, hidden_size)
+        return y.reshape(*shape[:-1], y.shape[-1])

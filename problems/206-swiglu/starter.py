@@ -10,8 +10,6 @@ class SwiGLU(nn.Module):
 
     def __init__(self, hidden_size, intermediate_size):
         super().__init__()
-        # TODO: hidden_size 或 intermediate_size 不是正数时抛出 ValueError
-        # TODO: raise ValueError if hidden_size or intermediate_size is not positive
         # TODO: 创建三个不带偏置的 nn.Linear：gate_proj、up_proj（hidden -> intermediate）
         #       和 down_proj（intermediate -> hidden），名字必须完全一致
         # TODO: create three bias-free nn.Linear layers: gate_proj and up_proj
@@ -19,8 +17,6 @@ class SwiGLU(nn.Module):
         raise NotImplementedError
 
     def forward(self, x):
-        # TODO: x 的最后一维不是 hidden_size 时抛出 ValueError；再把 x 转成权重的 dtype
-        # TODO: raise ValueError if x's last axis is not hidden_size; then convert x to the weights' dtype
         # TODO: silu 作用在 gate 分支上，再与 up 分支逐元素相乘，最后经过 down_proj
         # TODO: silu on the gate branch, times the up branch element-wise, then down_proj
         raise NotImplementedError

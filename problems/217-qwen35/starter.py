@@ -13,7 +13,7 @@ import torch.nn as nn
 # from qwen.mlp import SwiGLU                           # 206
 # from qwen.attention import GatedAttention             # 209
 # from qwen.kv_cache import KVCache, cached_attention   # 210
-# from qwen.weights import load_checkpoint              # 215
+# from qwen.checkpoint import load_checkpoint           # 215
 # from qwen.linear_attention import GatedDeltaNet       # 218
 
 SAFETENSORS_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}

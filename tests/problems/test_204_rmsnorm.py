@@ -115,3 +115,21 @@ def test_guards_leave_no_path_to_the_fused_op(door: str, prelude: str, store: Ex
     assert report.verdict != Verdict.AC and report.score < 100, door
     rms = next(c for c in report.cases if c.name == "rmsnorm_fp32")
     assert rms.verdict != Verdict.AC, (door, rms.message)
+
+
+# transformers' own classes, as a learner porting production code would write them (issue 29):
+# its gated norm rounds twice in bf16 (the statement's "differs from transformers" note), and
+# the cases accept that.
+TRANSFORMERS_NORMS = """
+from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5RMSNorm as RMSNorm
+from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5RMSNormGated as GatedRMSNorm
+from transformers.models.qwen3_5.modeling_qwen3_5 import l2norm as _l2norm
+
+
+def l2norm(x, eps=1e-6):
+    return _l2norm(x, eps=eps)
+"""
+
+
+def test_transformers_own_norms_pass_every_case() -> None:
+    assert failing_cases(PROBLEM, TRANSFORMERS_NORMS) == {}

@@ -1,6 +1,6 @@
 """Problem 205 through the real judge: the forbidden rotary helper is named, in-place edits are caught;
-the mutants of the odd-head_dim guard, the default-dtype factory and the bf16 upcast each fail
-the one case that checks their promise."""
+the mutants of the default-dtype factory and the bf16 upcast each fail the one case that checks
+their promise; an odd head_dim is no longer a rule of its own (issue 29)."""
 
 from __future__ import annotations
 
@@ -20,14 +20,13 @@ def test_case_counts() -> None:
     assert sum(c.public for c in cases) == 3
     assert sum(not c.public for c in cases) >= 6
     assert {"edge_shapes", "inputs_unchanged", "backward", "apply_bf16"} <= {c.name for c in cases}
-    assert {"frequencies_default_dtype", "odd_head_dim_rejected", "backward_bf16"} <= {c.name for c in cases}
+    assert {"frequencies_default_dtype", "backward_bf16"} <= {c.name for c in cases}
+    assert "odd_head_dim_rejected" not in {c.name for c in cases}
 
 
 @pytest.mark.parametrize(
     ("mutant_id", "case_name"),
     [
-        ("9:4:drop-guard", "odd_head_dim_rejected"),  # no ValueError for an odd head_dim
-        ("9:18:int-1", "odd_head_dim_rejected"),  # head_dim % 1 is never true
         ("12:16:drop-dtype", "frequencies_default_dtype"),  # inv_freq follows the default dtype
         ("33:9:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded twice
     ],
@@ -81,3 +80,34 @@ def test_writing_into_x_is_caught_only_where_x_is_reused(store: ExpectedStore) -
     assert set(failing) == {"backward", "inputs_unchanged", "relative_position"}
     assert "x_after_call" in failing["inputs_unchanged"].message
     assert failing["inputs_unchanged"].hint == wrong.hint()
+
+
+# transformers' recipe as a learner porting it would write it (issue 29): its rotary embedding
+# returns the tables in the model's dtype, and apply_rotary_pos_emb multiplies in that dtype.
+TRANSFORMERS_RECIPE = """
+import torch
+from transformers.models.qwen3_5.modeling_qwen3_5 import rotate_half
+
+
+def rope_frequencies(head_dim, max_pos, theta=10000.0):
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).to(dtype=torch.float) / head_dim
+    inv_freq = 1.0 / (theta**exponents)
+    freqs = torch.arange(max_pos, dtype=torch.int64)[:, None].float() * inv_freq[None, :].float()
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def apply_rope(x, cos, sin, positions):
+    c = cos[positions].to(x.dtype).unsqueeze(-2)
+    s = sin[positions].to(x.dtype).unsqueeze(-2)
+    rot = c.shape[-1]
+    x_rot, x_pass = x[..., :rot], x[..., rot:]
+    return torch.cat([(x_rot * c) + (rotate_half(x_rot) * s), x_pass], dim=-1)
+"""
+
+
+def test_transformers_recipe_differs_only_in_bf16() -> None:
+    """The statement's "differs from transformers" note: the same results in fp32, and the bf16
+    cases failed by products rounded in bf16."""
+    failing = failing_cases(PROBLEM, TRANSFORMERS_RECIPE)
+    assert set(failing) == {"apply_bf16", "decode_step_batched", "partial_rotary", "backward_bf16"}

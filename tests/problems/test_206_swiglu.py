@@ -1,6 +1,6 @@
-"""Problem 206 through the real judge: case counts, the bf16 gradient case, and the checks of
-the written-out reference (positive widths, the last axis, the input's dtype), each seen by its
-own case."""
+"""Problem 206 through the real judge: case counts, the bf16 gradient case, transformers' own
+block accepted as it is (issue 29: no checks or conversions beyond it), initialisation and state
+across calls."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import failing_case_names, failing_cases, judge_problem, mutant_source, source_module
+from tests.factories import failing_case_names, failing_cases, judge_problem, source_module
 from tests.paths import REPO_ROOT
 
 PROBLEM = Problem(REPO_ROOT / "problems" / "206-swiglu")
@@ -22,69 +22,41 @@ def test_case_counts() -> None:
     cases = PROBLEM.cases
     assert [c.name for c in cases if c.public] == ["parameters", "worked_example", "forward_fp32"]
     assert sum(not c.public for c in cases) >= 6
-    assert {"bad_sizes_rejected", "wrong_hidden_rejected", "input_dtype_converted"} <= {c.name for c in cases}
+    # Rules of this problem alone, which production code failed, are gone (issue 29).
+    assert not {"bad_sizes_rejected", "wrong_hidden_rejected", "input_dtype_converted"} & {
+        c.name for c in cases
+    }
+
+
+def test_transformers_own_block_passes_every_case() -> None:
+    src = (
+        "import torch.nn as nn\n"
+        "from transformers import Qwen3_5TextConfig\n"
+        "from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5MLP\n\n"
+        "class SwiGLU(Qwen3_5MLP):\n"
+        "    def __init__(self, hidden_size, intermediate_size):\n"
+        "        config = Qwen3_5TextConfig(hidden_size=hidden_size, hidden_act='silu')\n"
+        "        super().__init__(config, intermediate_size)\n"
+    )
+    assert failing_cases(PROBLEM, src) == {}
 
 
 @pytest.mark.slow
 def test_fp32_output_from_a_bf16_module_is_a_dtype_error(store: ExpectedStore) -> None:
     # Computing in fp32 is fine; forgetting to round back to the module's dtype is not.
     src = PROBLEM.reference.source().replace(
-        "        gate = self.gate_proj(x)  # (..., intermediate_size)\n",
+        "        shape = x.shape\n",
         "        xf = x.float()\n"
         "        g = F.linear(xf, self.gate_proj.weight.float())\n"
         "        u = F.linear(xf, self.up_proj.weight.float())\n"
         "        return F.linear(F.silu(g) * u, self.down_proj.weight.float())\n"
-        "        gate = self.gate_proj(x)  # (..., intermediate_size)\n",
+        "        shape = x.shape\n",
     )
     assert "xf = x.float()" in src
     report = judge_problem(PROBLEM, src, store)
     failing = {c.name: c for c in report.cases if c.verdict != Verdict.AC}
-    assert set(failing) == {"forward_bf16", "backward_bf16", "input_dtype_converted", "one_module_many_calls"}
+    assert set(failing) == {"forward_bf16", "backward_bf16", "one_module_many_calls"}
     assert "dtype" in failing["backward_bf16"].message
-
-
-@pytest.mark.parametrize(
-    ("mutant_id", "case_name"),
-    [
-        ("13:8:drop-guard", "bad_sizes_rejected"),  # no size check: width 0 builds an empty layer
-        ("13:11:boolop", "bad_sizes_rejected"),  # `and`: refused only when both widths are bad
-        ("13:11:compare", "bad_sizes_rejected"),  # hidden_size < 0 lets 0 through
-        ("13:26:int-1", "bad_sizes_rejected"),  # hidden_size <= -1 lets 0 through
-        ("13:31:compare", "bad_sizes_rejected"),  # intermediate_size < 0 lets 0 through
-        ("13:52:int-1", "bad_sizes_rejected"),  # intermediate_size <= -1 lets 0 through
-        ("24:8:drop-guard", "wrong_hidden_rejected"),  # F.linear's RuntimeError instead of ValueError
-    ],
-)
-def test_each_check_is_seen_by_its_own_case(mutant_id: str, case_name: str) -> None:
-    assert list(failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))) == [case_name]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("mutant_id", "case_names"),
-    [
-        ("13:26:int+1", ["edge_shapes"]),  # hidden_size <= 1 refuses the width-1 block
-        ("13:52:int+1", ["edge_shapes"]),  # intermediate_size <= 1 likewise
-        # x of another dtype meets the weights in F.linear: an fp32 x in a bf16 module, and
-        # the bf16 x given to the fp32 module of the repeated-calls case.
-        ("28:12:drop-cast", ["input_dtype_converted", "one_module_many_calls"]),
-    ],
-)
-def test_checks_that_raise_on_valid_input_fail_their_cases(
-    store: ExpectedStore, mutant_id: str, case_names: list[str]
-) -> None:
-    report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
-    assert [c.name for c in report.cases if c.verdict != Verdict.AC] == case_names
-
-
-@pytest.mark.slow
-def test_output_in_the_input_dtype_gets_its_hint(store: ExpectedStore) -> None:
-    wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "returns_input_dtype")
-    report = judge_problem(PROBLEM, wrong.source(), store)
-    failing = [c for c in report.cases if c.verdict != Verdict.AC]
-    # The repeated-calls case gives an fp32 module a bf16 x too.
-    assert [c.name for c in failing] == ["input_dtype_converted", "one_module_many_calls"]
-    assert failing[0].hint == wrong.hint()
 
 
 INIT_LINE = "        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)\n"
@@ -157,7 +129,7 @@ def test_all_zero_weights_get_their_hint(store: ExpectedStore) -> None:
 
 # ---------------------------------------------------------------- state across calls (version 4)
 
-FORWARD_HEAD = "        x = x.to(self.gate_proj.weight.dtype)\n"
+FORWARD_HEAD = "        shape = x.shape\n"
 STATE_CASES = (
     "one_module_many_calls",
     "weights_edited_between_calls",
@@ -191,7 +163,7 @@ STATE_CASES = (
     ],
 )
 def test_state_mistakes_fail_their_cases(change: str, cases: list[str]) -> None:
-    src = PROBLEM.reference.source().replace(FORWARD_HEAD, FORWARD_HEAD + change)
+    src = PROBLEM.reference.source().replace(FORWARD_HEAD, change + FORWARD_HEAD)
     assert change in src
     assert failing_case_names(PROBLEM, src, STATE_CASES) == cases
 

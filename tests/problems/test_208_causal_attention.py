@@ -71,14 +71,34 @@ def test_nan_gradients_fail_only_the_gradient_cases(store: ExpectedStore) -> Non
     assert "NaN" in case.message and "nan_to_num" in case.hint
 
 
+SDPA = """
+import torch
+import torch.nn.functional as F
+
+
+def attention(q, k, v, padding_mask=None):
+    seq = q.shape[-2]
+    allowed = torch.ones(seq, seq, dtype=torch.bool, device=q.device).tril()
+    if padding_mask is not None:
+        allowed = allowed & padding_mask[:, None, None, :].bool()
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+"""
+
+
+def test_torch_sdpa_passes_every_case_in_process() -> None:
+    """transformers' default attention path is torch's sdpa with a boolean mask (forbidden here,
+    since it is the exercise): it gives empty rows zeros and rounds bf16 within 1 ulp of the
+    reference, so the contract asks nothing of precision beyond it (issue 29)."""
+    assert failing_cases(PROBLEM, SDPA) == {}
+
+
 @pytest.mark.slow
-def test_bf16_weights_fail_only_the_bf16_cases_by_ulps(store: ExpectedStore) -> None:
-    report = judge_problem(PROBLEM, _wrong("weights_rounded_to_bf16"), store)
+def test_bf16_scores_fail_the_bf16_cases_by_ulps(store: ExpectedStore) -> None:
+    report = judge_problem(PROBLEM, _wrong("bf16_math"), store)
     failing = {c.name for c in report.cases if c.verdict != Verdict.AC}
-    # each_call_its_own has one bf16 call among its fp32 ones.
-    assert failing == {"bf16_inputs", "bf16_padded_long", "each_call_its_own"}
+    assert {"bf16_inputs", "bf16_padded_long"} <= failing
     case = next(c for c in report.cases if c.name == "bf16_inputs")
-    assert "too many differ" in case.message and "fp32" in case.hint
+    assert "more than 1 ulp" in case.message
 
 
 def test_denominator_as_constant_in_saturated_rows_fails_only_the_sink_case() -> None:

@@ -12,7 +12,7 @@ from judge.compare import compare
 from judge.expected import ExpectedStore
 from judge.package import Problem
 from judge.verdicts import Verdict
-from tests.factories import judge_problem, mutant_source, source_module
+from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -174,3 +174,35 @@ def test_the_late_temperature_is_still_told_its_hint_starting_with_the_symptom(s
     hinted = [c for c in report.cases if c.hint]
     assert {c.name for c in hinted} >= {"filter_order", "filter_bf16"}
     assert hinted[0].hint.en.startswith("With top-p and a temperature other than 1 you keep a different set")
+
+
+# transformers' own warpers, as a learner porting production code would chain them (issue 29).
+TRANSFORMERS_WARPERS = """
+import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+
+def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
+    x = TemperatureLogitsWarper(float(temperature))(None, logits.float())
+    if top_k:
+        x = TopKLogitsWarper(top_k)(None, x)
+    if top_p < 1.0:
+        x = TopPLogitsWarper(top_p)(None, x)
+    return x
+
+
+def sample(logits, generator, temperature=1.0, top_k=0, top_p=1.0):
+    if temperature == 0:
+        return torch.argmax(logits, dim=-1)
+    probs = torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+"""
+
+
+def test_transformers_warpers_differ_only_at_ties_on_the_top_p_cut() -> None:
+    """The statement's "differs from transformers" note: every rule but the ties at the top-p cut
+    is transformers' own behaviour (its temperature check included)."""
+    failing = failing_cases(PROBLEM, TRANSFORMERS_WARPERS)
+    assert set(failing) == {"top_p_exact_boundary", "top_p_ties_at_cut"}
+    # The exact boundaries themselves agree; only p = 0.9, whose cut falls in the tied group, differs.
+    assert [m.split(":")[0] for m in failing["top_p_exact_boundary"]] == ["p_0.9"]

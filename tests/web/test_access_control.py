@@ -178,6 +178,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("DELETE", "/api/problems/{problem_id}/draft"): Rule(401, 204, "the caller's own draft"),
     # No judge in this world (workers=0), so no kit; with one it is the same public zip for all.
     ("GET", "/kit.zip"): Rule(503, 503, "public statements, starters and public cases", page=True),
+    ("GET", "/api/kit/status"): Rule(503, 503, "whether the public kit is built yet, and how far"),
     ("GET", "/static/{path}"): Rule(404, 404, "the built front end: the same public files for all"),
     # Pages.
     ("GET", "/"): Rule(200, 200, "the public problem list; progress is the caller's own", page=True),

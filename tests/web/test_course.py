@@ -20,7 +20,7 @@ from web.auth.models import User
 from web.problems.service import MIN_SUBMITTERS
 from web.scores.models import Score
 
-COURSE_CHAPTERS = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+COURSE_CHAPTERS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -3,6 +3,7 @@ for the official score, and the errors a learner can meet on the way."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import io
 import json
 import shutil
@@ -72,6 +73,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             archive = zipfile.ZipFile(io.BytesIO(res.read()))
         names = archive.namelist()
         assert "practice/judge.py" in names and "practice/qwen/norm.py" in names
+        # The course scripts' practice checkpoint, beside the package (217's, though 217 is not served).
+        assert {"practice/tiny-qwen3.5/config.json", "practice/tiny-qwen3.5/model.safetensors"} <= set(names)
         assert not [n for n in names if "reference" in n or "/solutions/" in n]
         archive.extractall(tmp / "unpacked")
         username = unique_name("kit")
@@ -128,14 +131,16 @@ def test_submit_records_a_scored_submission(served: Served) -> None:
 def test_a_wrong_token_is_refused_plainly(served: Served) -> None:
     res = kit_judge(served, "204", "--submit", token="jdg_not_a_real_token")
     assert res.returncode == 2
-    assert "refused your token" in res.stderr and f"{served.url}/settings" in res.stderr
+    assert "服务器拒绝了令牌" in res.stderr and f"{served.url}/settings" in res.stderr
+    english = kit_judge(served, "204", "--submit", "--lang", "en", token="jdg_not_a_real_token")
+    assert "refused your token" in english.stderr and "令牌" not in english.stderr
     no_token = kit_judge(served, "204", "--submit", token="")
     assert no_token.returncode == 2 and "JUDGE_TOKEN" in no_token.stderr
 
 
 def test_offline_says_so(served: Served) -> None:
     res = kit_judge(served, "204", "--submit", "--server", f"http://127.0.0.1:{free_port()}")
-    assert res.returncode == 2 and "cannot reach" in res.stderr and "offline" in res.stderr
+    assert res.returncode == 2 and "连不上服务器" in res.stderr and "离线" in res.stderr
 
 
 def test_an_old_kit_is_told_to_update(served: Served) -> None:
@@ -145,7 +150,7 @@ def test_an_old_kit_is_told_to_update(served: Served) -> None:
     meta_path.write_text(json.dumps(meta))
     res = kit_judge(served, "207", "--submit")
     assert res.returncode == 2
-    assert "older than the server's" in res.stderr and f"{served.url}/kit.zip" in res.stderr
+    assert "比服务器上的旧" in res.stderr and f"{served.url}/kit.zip" in res.stderr
 
 
 def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
@@ -164,6 +169,8 @@ def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
     public = "https://judge.example.edu"
     settings = make_settings(tmp_path, problems_dir=problems, workers=1, public_url=public + "/")
     with make_client(settings) as client:
+        # Asking how far the build got starts it (the page asks, then polls).
+        assert client.get("/api/kit/status").json()["ready"] is False
         hosts = [f"attacker-{i}.example:{8000 + i}" for i in range(16)]
         with ThreadPoolExecutor(4) as pool:
             answers = list(pool.map(lambda host: client.get("/kit.zip", headers={"Host": host}), hosts))
@@ -172,7 +179,80 @@ def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
         assert builds == [public]
         platform: Platform = cast(FastAPI, client.app).state.platform
         assert platform.kit.builds == 1
+        assert client.get("/api/kit/status").json() == {"ready": True, "done": 1, "total": 1, "failed": None}
     archive = zipfile.ZipFile(io.BytesIO(answers[0].content))
     assert json.loads(archive.read("practice/kit.json"))["server"] == public
+    # A restarted server reads the kit it built back from its cache folder: no second build.
+    with make_client(settings) as client:
+        assert client.get("/kit.zip").content == answers[0].content
+        platform = cast(FastAPI, client.app).state.platform
+        assert platform.kit.builds == 0 and builds == [public]
     for name in archive.namelist():
         assert b"attacker-" not in archive.read(name), name
+
+
+def wait_for_verdict(served: Served, submission: int) -> dict[str, Any]:
+    for _ in range(60):
+        sub = api(served.url, "GET", f"/api/submissions/{submission}?wait=20", token=served.token)
+        assert isinstance(sub, dict)
+        if sub["status"] == "done":
+            return sub
+    raise AssertionError(f"no verdict for #{submission}")
+
+
+def test_the_kit_carries_the_learners_accepted_code(served: Served) -> None:
+    """Downloaded logged in with `mine`, and pulled by `judge.py --pull`, which never replaces a
+    file the learner changed without --force (no terminal here to ask on)."""
+    accepted = CORRECT + "\n# accepted on the site\n"
+    sub = api(
+        served.url,
+        "POST",
+        "/api/submissions",
+        {"problem_id": "204", "code": accepted, "mode": "submit"},
+        token=served.token,
+    )
+    assert isinstance(sub, dict)
+    assert wait_for_verdict(served, int(sub["id"]))["verdict"] == "AC"
+    starter = (PROBLEMS / "204-rmsnorm" / "starter.py").read_text()
+
+    # The download: logged in (a session cookie) and asking for their code; anonymous, the starter.
+    jar = http.cookiejar.CookieJar()
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    login = urllib.request.Request(
+        f"{served.url}/api/auth/login",
+        data=json.dumps({"username": served.username, "password": PASSWORD}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    browser.open(login, timeout=30).read()
+    with browser.open(f"{served.url}/kit.zip?mine=1", timeout=600) as res:
+        mine = zipfile.ZipFile(io.BytesIO(res.read()))
+    assert mine.read("practice/qwen/norm.py").decode() == accepted
+    assert (
+        mine.read("practice/qwen/loss.py").decode()
+        == (PROBLEMS / "207-softmax-cross-entropy" / "starter.py").read_text()
+    )
+    assert len(mine.namelist()) == len(set(mine.namelist()))
+    with urllib.request.urlopen(f"{served.url}/kit.zip?mine=1", timeout=600) as res:
+        anonymous = zipfile.ZipFile(io.BytesIO(res.read()))
+    assert anonymous.read("practice/qwen/norm.py").decode() == starter
+
+    # --pull: a file the learner changed is kept, and they are told so, in one language.
+    norm = served.kit / "qwen" / "norm.py"
+    norm.write_text("# my own work in progress\n")
+    kept = kit_judge(served, "--pull")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert norm.read_text() == "# my own work in progress\n"
+    assert "保留了你本地改过的 practice/qwen/norm.py" in kept.stdout and "--force" in kept.stdout
+    assert "207：服务器上还没有你通过的提交" in kept.stdout and "kept" not in kept.stdout
+    english = kit_judge(served, "204", "--pull", "--lang", "en")
+    assert "204: kept your changed practice/qwen/norm.py" in english.stdout, english.stdout
+    assert "207" not in english.stdout  # only the problem asked for
+    forced = kit_judge(served, "204", "--pull", "--force")
+    assert forced.returncode == 0 and norm.read_text() == accepted, forced.stdout + forced.stderr
+    assert f"#{sub['id']}" in forced.stdout
+    # A file still holding its starter is no one's work: replaced without asking.
+    norm.write_text(starter)
+    assert kit_judge(served, "--pull").returncode == 0 and norm.read_text() == accepted
+    again = kit_judge(served, "204", "--pull", "--lang", "en")
+    assert "already holds your accepted code" in again.stdout, again.stdout

@@ -130,7 +130,27 @@ def test_a_worker_error_requeues_then_gives_up(factory: sessionmaker[Session]) -
     assert (events(factory, sub_id, "requeued"), events(factory, sub_id, "failed")) == (2, 1)
 
 
-def test_scores_keep_the_best_and_rejudge_recomputes(factory: sessionmaker[Session]) -> None:
+def rejudged(factory: sessionmaker[Session], sub_id: int, result: dict[str, object] | None) -> None:
+    """An admin's rejudge of `sub_id`, judged to `result` (None: the worker fails every attempt)."""
+    with transaction(factory) as s:
+        assert queue.rejudge(s, [sub_id]) == 1
+    for _ in range(1 if result is not None else 3):
+        c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
+        assert c is not None and c.submission_id == sub_id
+        if result is None:
+            queue.release(factory, c, "w", "RuntimeError: engine exploded", max_attempts=3)
+        else:
+            assert queue.complete(factory, c, result, None, "w")
+
+
+def kept(factory: sessionmaker[Session], sub_id: int) -> tuple[object, ...]:
+    with factory() as s:
+        sub = s.get(Submission, sub_id)
+        assert sub is not None
+        return (sub.verdict, sub.score, sub.kept_verdict, sub.kept_score)
+
+
+def test_scores_keep_the_best_and_a_rejudge_never_lowers_it(factory: sessionmaker[Session]) -> None:
     user_id, ids = add_jobs(factory, 3)
     for score in (40, 90, 70):
         c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
@@ -144,10 +164,24 @@ def test_scores_keep_the_best_and_rejudge_recomputes(factory: sessionmaker[Sessi
     c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
     assert c is not None and c.submission_id == ids[1] and c.attempts == 1
     assert queue.complete(factory, c, report(10), None, "w")
+    # The rejudged result is the submission's; the 90 it had is kept and still its best.
+    assert kept(factory, ids[1]) == ("WA", 10, "WA", 90)
     with factory() as s:
         best = s.get(Score, (user_id, "204"))
-        assert best is not None and (best.best_score, best.best_submission_id) == (70, ids[2])
+        assert best is not None and (best.best_score, best.best_submission_id) == (90, ids[1])
     assert events(factory, ids[1], "done") == 2 and events(factory, ids[1], "rejudge") == 1
+
+    # Lower again, or given up on as SE: the 90 stays, not the 10 in between.
+    rejudged(factory, ids[1], report(20))
+    assert kept(factory, ids[1]) == ("WA", 20, "WA", 90)
+    rejudged(factory, ids[1], None)
+    assert kept(factory, ids[1]) == ("SE", 0, "WA", 90)
+    # As good or better: nothing is kept any more, and the best follows the new result.
+    rejudged(factory, ids[1], report(100))
+    assert kept(factory, ids[1]) == ("AC", 100, None, None)
+    with factory() as s:
+        best = s.get(Score, (user_id, "204"))
+        assert best is not None and (best.best_score, best.solved) == (100, True)
 
 
 def test_runs_are_never_scored(factory: sessionmaker[Session]) -> None:

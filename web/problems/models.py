@@ -40,6 +40,11 @@ class ProblemVersion(Base):
     statement_zh: Mapped[str] = mapped_column(Text)
     statement_en: Mapped[str] = mapped_column(Text, default="")
     starter: Mapped[str] = mapped_column(Text)
+    # The package's `version` (problem.toml) and its change notes, {"3": {"zh": ..., "en": ...}}
+    # (migration 0010), written when the row is made and again at every sync of the current
+    # version; NULL on a row made before 0010 that no sync has seen since.
+    package_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    changes: Mapped[dict[str, dict[str, str]] | None] = mapped_column(JSON, default=None)
     # The version that new submissions are judged against; older ones stay for the record.
     current: Mapped[bool] = mapped_column(Boolean, default=True, index=True)
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -15,7 +15,7 @@ from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.scores.models import Score
 from web.statements import Statements
-from web.submissions.models import Mode, Submission
+from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # A reader's progress on a problem, as the list shows and filters it.
 Progress = Literal["solved", "attempted", "new"]
@@ -51,6 +51,34 @@ class Acceptance(BaseModel):
 NO_ACCEPTANCE = Acceptance(submitters=0, accepted=0, rate=None)
 
 
+class ChangeNote(BaseModel):
+    """What one version of the package changed (problem.toml's `[changes.N]`)."""
+
+    version: int
+    note: Title
+
+
+class ChangedSince(BaseModel):
+    """The reader's best score is an accepted Submit judged on an older version of the package:
+    it stays theirs, and this says what changed since (a re-submit judges the current version)."""
+
+    accepted_version: int
+    current_version: int
+    changes: list[ChangeNote]  # each newer version's note, oldest first (a version may have none)
+    submission_id: int | None  # the accepted submission, whose code a re-submit may send again
+
+
+class KeptBest(BaseModel):
+    """An admin's rejudge judged the reader's best submission lower; the best it had is kept."""
+
+    submission_id: int
+    kept_verdict: str
+    kept_score: int
+    verdict: str | None  # what the rejudge gave
+    score: int | None
+    max_score: int | None
+
+
 class ProblemSummary(BaseModel):
     id: str
     slug: str
@@ -67,6 +95,9 @@ class ProblemSummary(BaseModel):
     solved: bool
     # The reader's progress: solved, attempted (any run or submit) or new (and new for anonymous).
     status: Progress
+    package_version: int | None  # problem.toml's `version` (null until the first sync records it)
+    # Set when the reader's accepted best was judged on an older version than the current one.
+    changed_since: ChangedSince | None = None
 
 
 class Statement(BaseModel):
@@ -78,6 +109,8 @@ class Statement(BaseModel):
 
 class ProblemDetail(ProblemSummary):
     version: str  # the package's content hash: what new submissions are judged against
+    # Set when a rejudge judged the reader's best submission lower than the best it keeps.
+    kept_best: KeptBest | None = None
     statement: Statement
     starter: str
     public_cases: list[str]
@@ -135,6 +168,41 @@ def attempted_problems(db: Session, user_id: int) -> set[str]:
     return set(db.scalars(select(Submission.problem_id).where(*mine).distinct()))
 
 
+def changed_since(v: ProblemVersion, score: Score | None) -> ChangedSince | None:
+    """What changed in the package since the reader's accepted best, if it was judged on an older
+    version (a best judged before versions were recorded says nothing)."""
+    if score is None or not score.solved or score.best_version is None or v.package_version is None:
+        return None
+    if score.best_version >= v.package_version:
+        return None
+    notes = sorted((int(n), note) for n, note in (v.changes or {}).items() if int(n) > score.best_version)
+    return ChangedSince(
+        accepted_version=score.best_version,
+        current_version=v.package_version,
+        changes=[ChangeNote(version=n, note=Title(zh=note["zh"], en=note["en"])) for n, note in notes],
+        submission_id=score.best_submission_id,
+    )
+
+
+def kept_best(db: Session, score: Score | None) -> KeptBest | None:
+    """The reader's best submission, when a rejudge judged it lower than the result it keeps."""
+    if score is None or score.best_submission_id is None:
+        return None
+    sub = db.get(Submission, score.best_submission_id)
+    if sub is None or sub.status != SubmissionStatus.DONE:
+        return None
+    if sub.kept_score is None or sub.kept_verdict is None:
+        return None
+    return KeptBest(
+        submission_id=sub.id,
+        kept_verdict=sub.kept_verdict,
+        kept_score=sub.kept_score,
+        verdict=sub.verdict,
+        score=sub.score,
+        max_score=sub.max_score,
+    )
+
+
 def _summary(v: ProblemVersion, score: Score | None, attempted: bool, accepted: Acceptance) -> dict[str, Any]:
     return {
         "id": v.problem_id,
@@ -150,6 +218,8 @@ def _summary(v: ProblemVersion, score: Score | None, attempted: bool, accepted: 
         "best_score": score.best_score if score else None,
         "solved": bool(score and score.solved),
         "status": progress(score, attempted),
+        "package_version": v.package_version,
+        "changed_since": changed_since(v, score),
     }
 
 
@@ -213,6 +283,7 @@ def get_problem(db: Session, statements: Statements, problem_id: str, user: User
     return ProblemDetail(
         **_summary(v, score, attempted, acceptance(db, problem_id).get(problem_id, NO_ACCEPTANCE)),
         version=v.content_hash,
+        kept_best=kept_best(db, score),
         statement=Statement(
             zh_markdown=v.statement_zh,
             en_markdown=v.statement_en,

@@ -90,6 +90,9 @@ def sync_problems(
                 .values(current=False)
             )
             row.current = True
+            # Also on a row made before migration 0010 whose package has not changed since.
+            row.package_version = problem.spec.version
+            row.changes = {n: note.model_dump() for n, note in problem.spec.changes.items()}
             _place_in_course(row, problem, problems)
         # Packages that were removed from the folder are no longer offered.
         session.execute(

@@ -23,3 +23,7 @@ class Score(Base):
     best_submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="SET NULL"), default=None
     )
+    # The newest package version (problem.toml's `version`) on which a submission reached the
+    # best score (migration 0010): the problem list tells a learner accepted on an older one what
+    # changed since. NULL: no score yet, or judged on versions recorded before 0010.
+    best_version: Mapped[int | None] = mapped_column(default=None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import Integer, case, cast, func, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -22,6 +22,8 @@ class MyScore(BaseModel):
     max_score: int
     solved: bool
     improved_at: datetime | None
+    # The newest package version (problem.toml) the best was reached on; null if not recorded.
+    best_version: int | None
 
 
 class LeaderboardRow(BaseModel):
@@ -32,11 +34,20 @@ class LeaderboardRow(BaseModel):
     last_improved_at: datetime | None
 
 
+# A submission's score for the learner's best: what a rejudge kept if it lowered the result
+# (web.submissions.queue.rejudge), else its own; and the package version that score was judged on.
+_COUNTED = func.coalesce(Submission.kept_score, Submission.score)
+_KEPT = Submission.kept_score.is_not(None)
+_COUNTED_MAX = case((_KEPT, Submission.kept_max_score), else_=Submission.max_score)
+_COUNTED_VERSION = case((_KEPT, Submission.kept_version), else_=ProblemVersion.package_version)
+
+
 def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
     """Best score over the user's judged `submit`s, in the caller's transaction.
 
-    Recomputed rather than incremented, so a rejudge that lowers a score is honoured and a
-    result written twice could never count twice.
+    Recomputed rather than incremented, so a result written twice could never count twice. A
+    rejudge that judges a submission lower keeps its earlier result (`kept_score`), which still
+    counts here: a rejudge never silently lowers a best.
     """
     # Two workers may finish the same user's submissions at once: create the row without a
     # race (INSERT ... ON CONFLICT DO NOTHING), then lock it, so the second waits for the first.
@@ -51,20 +62,22 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
     )
     assert score is not None
     # Read after the lock: a concurrent result is committed by now and counts.
+    judged = (
+        Submission.user_id == user_id,
+        Submission.problem_id == problem_id,
+        Submission.mode == Mode.SUBMIT,
+        # Judged at least once: a submission waiting for a rejudge keeps its last score.
+        Submission.score.is_not(None),
+    )
     best = session.execute(
-        select(Submission.id, Submission.score, Submission.max_score, Submission.created_at)
-        .where(
-            Submission.user_id == user_id,
-            Submission.problem_id == problem_id,
-            Submission.mode == Mode.SUBMIT,
-            # Judged at least once: a submission waiting for a rejudge keeps its last score.
-            Submission.score.is_not(None),
-        )
-        .order_by(Submission.score.desc(), Submission.created_at, Submission.id)
+        select(Submission.id, _COUNTED, _COUNTED_MAX, Submission.created_at)
+        .where(*judged)
+        .order_by(_COUNTED.desc(), Submission.created_at, Submission.id)
         .limit(1)
     ).first()
     if best is None:
         score.best_score, score.solved, score.improved_at, score.best_submission_id = 0, False, None, None
+        score.best_version = None
         return score
     sub_id, value, max_score, created_at = best
     score.best_score = int(value or 0)
@@ -72,6 +85,13 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
     score.solved = score.max_score > 0 and score.best_score >= score.max_score
     score.improved_at = created_at if score.best_score > 0 else None
     score.best_submission_id = sub_id
+    # The newest version reached the best on: accepted again after a change, the learner is current.
+    score.best_version = session.scalar(
+        select(func.max(_COUNTED_VERSION))
+        .select_from(Submission)
+        .outerjoin(ProblemVersion, ProblemVersion.id == Submission.problem_version_id)
+        .where(*judged, literal(score.best_score) == _COUNTED)
+    )
     return score
 
 
@@ -84,6 +104,7 @@ def my_scores(db: Session, user: User) -> list[MyScore]:
             max_score=s.max_score,
             solved=s.solved,
             improved_at=s.improved_at,
+            best_version=s.best_version,
         )
         for s in rows
     ]

@@ -82,6 +82,14 @@ class Submission(Base):
     score: Mapped[int | None] = mapped_column(default=None)
     max_score: Mapped[int | None] = mapped_column(default=None)
     report: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # What an admin's rejudge did not take away (migration 0010): the best result the submission
+    # had before a rejudge judged it lower, and the package version it was judged on. NULL when
+    # no rejudge lowered it. The learner's best score counts it (web.scores.service); the new
+    # result is the one above, and both are shown.
+    kept_verdict: Mapped[str | None] = mapped_column(String(4), default=None)
+    kept_score: Mapped[int | None] = mapped_column(default=None)
+    kept_max_score: Mapped[int | None] = mapped_column(default=None)
+    kept_version: Mapped[int | None] = mapped_column(default=None)
     # A scratch run's snippet (None for runs and submits).
     snippet: Mapped[str | None] = mapped_column(Text, default=None)
 

@@ -37,6 +37,7 @@ from judge.report import Report
 from judge.verdicts import Verdict
 from web.db import transaction, utcnow
 from web.notify import Notices, Topic
+from web.problems.models import ProblemVersion
 from web.scores.service import refresh_score
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 
@@ -141,6 +142,8 @@ def _give_up(
 ) -> None:
     """End a job as SE after its last attempt: the result, the `failed` event, the score."""
     sub.status, sub.verdict, sub.score = SubmissionStatus.DONE, Verdict.SE, 0
+    if sub.kept_score is not None and sub.kept_score <= 0:
+        sub.kept_verdict = sub.kept_score = sub.kept_max_score = sub.kept_version = None
     sub.report = Report.system_error(sub.problem_id, message).to_dict()
     sub.finished_at, sub.lease_token, sub.lease_expires_at = utcnow(), None, None
     session.add(
@@ -244,6 +247,9 @@ def complete(
 
     False (and nothing written) when the lease was lost.
     """
+    new_score = int(report["score"])
+    # A result as good as what a rejudge kept makes the kept one moot; a lower one leaves it.
+    lost = and_(Submission.kept_score.is_not(None), Submission.kept_score > new_score)
     with transaction(factory) as session:
         now = utcnow()
         result = session.execute(
@@ -252,7 +258,11 @@ def complete(
             .values(
                 status=SubmissionStatus.DONE,
                 verdict=str(report["verdict"]),
-                score=int(report["score"]),
+                score=new_score,
+                kept_verdict=case((lost, Submission.kept_verdict), else_=None),
+                kept_score=case((lost, Submission.kept_score), else_=None),
+                kept_max_score=case((lost, Submission.kept_max_score), else_=None),
+                kept_version=case((lost, Submission.kept_version), else_=None),
                 max_score=int(report["max_score"]),
                 report=report,
                 problem_version_id=problem_version_id,
@@ -298,7 +308,9 @@ def release(
 
 
 def rejudge(session: Session, submission_ids: list[int], notices: Notices | None = None) -> int:
-    """Put judged submissions back in the queue (admins); scores follow each new result.
+    """Put judged submissions back in the queue (admins); scores follow each new result, but
+    never down: each submission keeps its best result so far (`kept_*`) until a new one is as
+    good, and the learner's best counts the kept one.
 
     They are marked (`rejudged_at`), so the claim puts them behind the learners' own jobs and
     ages them from now, not from when they were first submitted."""
@@ -307,8 +319,15 @@ def rejudge(session: Session, submission_ids: list[int], notices: Notices | None
             Submission.id.in_(submission_ids), Submission.status == SubmissionStatus.DONE
         )
     ).all()
+    judged_on = {sub.problem_version_id for sub in subs} - {None}
+    found = select(ProblemVersion.id, ProblemVersion.package_version).where(ProblemVersion.id.in_(judged_on))
+    numbers = {version_id: number for version_id, number in session.execute(found)}
     now = utcnow()
     for sub in subs:
+        if sub.verdict is not None and sub.score is not None and (sub.kept_score or 0) <= sub.score:
+            # The result it has now is its best so far: keep it while the rejudge runs.
+            sub.kept_verdict, sub.kept_score, sub.kept_max_score = sub.verdict, sub.score, sub.max_score
+            sub.kept_version = numbers.get(sub.problem_version_id) if sub.problem_version_id else None
         sub.status, sub.attempts, sub.rejudged_at = SubmissionStatus.QUEUED, 0, now
         sub.lease_token, sub.lease_expires_at = None, None
         # The old score stays until the new result replaces it, so that rejudging a problem

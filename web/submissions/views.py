@@ -49,6 +49,16 @@ class PartOut(BaseModel):
     used: bool
 
 
+class KeptResult(BaseModel):
+    """The best result a submission had before an admin's rejudge judged it lower: the new
+    result is the submission's own, and this one still counts for the learner's best score."""
+
+    verdict: str
+    score: int
+    max_score: int | None
+    version: int | None  # the package version (problem.toml) it was judged on, if recorded
+
+
 class SubmissionSummary(BaseModel):
     id: int
     problem_id: str
@@ -59,6 +69,7 @@ class SubmissionSummary(BaseModel):
     max_score: int | None
     created_at: datetime
     finished_at: datetime | None
+    kept: KeptResult | None = None  # set when a rejudge judged it lower than it was
 
 
 class SubmissionDetail(SubmissionSummary):
@@ -84,6 +95,16 @@ def summary(sub: Submission) -> SubmissionSummary:
         max_score=sub.max_score if sub.status == SubmissionStatus.DONE else None,
         created_at=sub.created_at,
         finished_at=sub.finished_at,
+        kept=kept_result(sub),
+    )
+
+
+def kept_result(sub: Submission) -> KeptResult | None:
+    """While a rejudge waits or runs the submission has no new result yet: nothing to compare."""
+    if sub.status != SubmissionStatus.DONE or sub.kept_score is None or sub.kept_verdict is None:
+        return None
+    return KeptResult(
+        verdict=sub.kept_verdict, score=sub.kept_score, max_score=sub.kept_max_score, version=sub.kept_version
     )
 
 

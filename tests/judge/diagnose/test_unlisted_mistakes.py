@@ -38,14 +38,6 @@ SLIPS = [
         "right_only_at_last",
     ),
     Slip(
-        "size_check_forgotten",
-        "206-swiglu",
-        "if hidden_size <= 0 or intermediate_size <= 0:",
-        "if False:",
-        "bad_sizes_rejected",
-        "not_rejected",
-    ),
-    Slip(
         "linear_with_its_default_bias",
         "214-decoder-layer",
         "self.q_proj = nn.Linear(dim, n_heads * head_dim, bias=False)",

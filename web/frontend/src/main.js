@@ -6,6 +6,7 @@ import "./scratch.css";
 import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
 import { initCourse } from "./course.js";
+import { initKit } from "./kit.js";
 import { pageData } from "./dom.js";
 import { guardLogout } from "./drafts.js";
 import { formatTime } from "./time.js";
@@ -38,6 +39,7 @@ async function start() {
   localTimes();
   autosubmitFilters();
   guardLogout(); // log-out saves, then clears, this browser's drafts
+  initKit(); // the problem list's kit download, where there is one
   const statement = document.querySelector(".statement");
   if (statement) renderMath(statement);
   if (page === "problem") {

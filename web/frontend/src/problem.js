@@ -168,6 +168,27 @@ export async function initProblem(data) {
     }
   });
 
+  // The package changed since the learner's accepted best (macros.changed_since): its code goes
+  // back into the editor (asking first if that replaces other code) and is submitted again.
+  const resubmit = document.querySelector("[data-resubmit]");
+  if (resubmit) {
+    resubmit.addEventListener("click", async () => {
+      const id = resubmit.dataset.resubmit;
+      try {
+        if (id) {
+          const sub = await api("GET", `/api/submissions/${id}`);
+          const replace = editor.getCode() === sub.code
+            || window.confirm(t("Load this submission's code into the editor? Your current code is replaced."));
+          if (!replace) return;
+          editor.setCode(sub.code);
+        }
+        judge("submit");
+      } catch (err) {
+        setStatus(explain(err));
+      }
+    });
+  }
+
   // The "My submissions" tab: this problem's submissions, each openable with its code.
   const history = { loaded: false };
   const historyBox = document.getElementById("history");
@@ -260,6 +281,8 @@ function updateProgress(sub) {
   if (!holder) return;
   const current = holder.dataset.status;
   const solved = sub.mode === "submit" && sub.max_score > 0 && sub.score >= sub.max_score;
+  // Accepted on the current version: what changed since an older acceptance is behind them.
+  if (solved) document.querySelector("[data-testid=changed-since]")?.remove();
   const next = current === "solved" || solved ? "solved" : "attempted";
   if (next === current) return;
   holder.dataset.status = next;

@@ -10,8 +10,6 @@ def _compute_default_rope_parameters(dim, base):
 
 
 def rope_frequencies(head_dim, max_pos, theta=10000.0):
-    if head_dim % 2 != 0:
-        raise ValueError(f"head_dim must be even, got {head_dim}")
     inv_freq = _compute_default_rope_parameters(head_dim, theta)
     position_ids = torch.arange(max_pos, dtype=torch.int64)
     # (dim/2, 1) @ (1, max_pos), as the rotary embedding's forward does, then transposed.

@@ -17,10 +17,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from qwen.checkpoint import load_checkpoint
 from qwen.embedding import TiedEmbedding
 from qwen.linear_attention import GatedDeltaNet
 from qwen.mlp import SwiGLU
-from qwen.weights import load_checkpoint
 
 SAFETENSORS_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
 

@@ -9,13 +9,13 @@ import torch
 import torch.nn as nn
 
 from qwen.attention import GatedAttention
+from qwen.checkpoint import load_checkpoint
 from qwen.embedding import TiedEmbedding
 from qwen.kv_cache import KVCache, cached_attention
 from qwen.linear_attention import GatedDeltaNet
 from qwen.mlp import SwiGLU
 from qwen.norm import RMSNorm
 from qwen.rope import apply_rope, rope_frequencies
-from qwen.weights import load_checkpoint
 
 SAFETENSORS_DTYPES = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
 
