@@ -73,7 +73,7 @@ def test_chapters_come_in_course_order_with_both_names(client: TestClient) -> No
     assert rmsnorm["course_chapter"] == {
         "number": 3,
         "title": {"zh": "RMSNorm", "en": "RMSNorm"},
-        "position": 1,
+        "position": 2,
     }
     assert len({p["chapter"] for p in listed}) == len(COURSE_CHAPTERS), "one number, one chapter"
 

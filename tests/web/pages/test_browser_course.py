@@ -27,7 +27,7 @@ from tests.web.pages.test_browser import (
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CORRECT = read_204("solutions/accepted/div_sqrt_sum.py")
-COURSE_CHAPTERS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
+COURSE_CHAPTERS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
 PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
