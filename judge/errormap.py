@@ -1,10 +1,11 @@
 """The error of a failing tensor as a small picture: where it is wrong, at a glance.
 
 The tensor is viewed as 2-D (leading axes flattened into rows, the last axis as columns),
-each element's error is divided by what the case's checker allows there, and blocks are
-reduced by max to at most 64 x 64 cells. A cell above 1 holds an element that fails; "nan"
-and "inf" mark cells with NaN or inf where the reference is finite. A learner sees "the last
-column is wrong" or "every padded row" before reading a number.
+each element's error is divided by what the case's checker allows there (the checker's
+`excess`), and blocks are reduced by max to at most 64 x 64 cells. A cell above 1 holds an
+element that fails (one out by any measure counts as 2); "nan" and "inf" mark cells with NaN or
+inf where the reference is finite. A learner sees "the last column is wrong" or "every padded
+row" before reading a number.
 
 Only public cases get one: a hidden case's picture would show its inputs' structure.
 """
@@ -16,40 +17,32 @@ from typing import Any
 
 import torch
 
-from judge.checkers.ulp import ulp_distance
+from judge.checkers import Checker
 
 MAX_CELLS = 64
 TEXT_ROWS, TEXT_COLS = 16, 48
 # Darker means further out of tolerance: <= 1 is within it.
 SHADES = " .:-=+*#%@"
+# How an element out by any measure (an excess of inf: misplaced NaN or inf, any error where none
+# is allowed) is drawn: out, as a cell must hold a number JSON can carry.
+OUT = 2.0
 
 
-def _ratio(expected: torch.Tensor, got: torch.Tensor, checker: Any) -> torch.Tensor:
-    """Per element, error / allowed error (float64; inf where any error is too much)."""
-    e, g = expected, got.to(expected.dtype)
-    name = getattr(checker, "name", "")
-    if e.dtype not in (torch.float64, torch.float32, torch.float16, torch.bfloat16) or name == "exact":
-        return (e != g).double() * 2.0  # 2: out, 0: right
-    if name == "ulp":
-        allowed = max(int(getattr(checker, "max_ulps", 0)), 0)
-        dist = ulp_distance(e, g).double()
-        return dist / allowed if allowed else dist * 2.0
-    rtol, atol = checker.tolerances(e.dtype) if hasattr(checker, "tolerances") else (1.3e-6, 1e-5)
-    e64, g64 = e.double(), g.double()
-    return (g64 - e64).abs() / (atol + rtol * e64.abs())
-
-
-def error_map(expected: torch.Tensor, got: torch.Tensor, checker: Any) -> dict[str, Any] | None:
+def error_map(expected: torch.Tensor, got: torch.Tensor, checker: Checker) -> dict[str, Any] | None:
+    """The picture of `got` against `expected`, or None when it means nothing (other shapes, no
+    elements, a checker that does not judge element by element)."""
     if expected.shape != got.shape or expected.numel() == 0:
         return None
     e = expected.reshape(-1, expected.shape[-1]) if expected.dim() >= 2 else expected.reshape(1, -1)
     g = got.reshape(e.shape)
     rows, cols = e.shape
-    ratio = _ratio(e, g, checker)
+    ratio = checker.excess(e, g.to(e.dtype))
+    if ratio is None:
+        return None
     finite_e = torch.isfinite(e)
     nan = torch.isnan(g) & finite_e
     inf = torch.isinf(g) & finite_e
-    ratio = torch.where(torch.isfinite(ratio), ratio, torch.zeros_like(ratio))
+    ratio = ratio.masked_fill(torch.isinf(ratio), OUT)
     row_block, col_block = math.ceil(rows / MAX_CELLS), math.ceil(cols / MAX_CELLS)
     cells: list[list[Any]] = []
     for r0 in range(0, rows, row_block):

@@ -26,6 +26,15 @@ class Checker(Protocol):
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None: ...
 
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor | None:
+        """Element by element, the error over what this checker allows there (float64, the
+        shape of `expected`; `got` has its shape and dtype): <= 1 within, > 1 out, 0 where NaN or
+        inf sit where the reference has them, inf where they do not or where no error is allowed.
+        Whole-tensor conditions (ulp's share of differing elements) are not in it. None when the
+        checker does not judge element by element (`elementwise` false). The error map draws it;
+        the diagnosers read "> 1" as "this element is wrong"."""
+        ...
+
 
 __all__ = [
     "AllClose",

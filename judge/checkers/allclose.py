@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import torch
 
-from judge.checkers.base import Mismatch, check_with, describe_failure
+from judge.checkers.base import Mismatch, check_with, describe_failure, excess_with, over
 from judge.messages import msg
 
 # The defaults of torch.testing.assert_close, so that "close" means what PyTorch users expect.
@@ -37,6 +37,15 @@ class AllClose:
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         return check_with(path, expected, got, self._close, self._all_close)
+
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
+        rtol, atol = self.tolerances(expected.dtype)
+
+        def finite(e: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+            e64 = e.to(torch.float64)
+            return over((g.to(torch.float64) - e64).abs(), atol + rtol * e64.abs())
+
+        return excess_with(expected, got, finite)
 
     def _all_close(self, expected: torch.Tensor, got: torch.Tensor) -> bool:
         # The same test as _close, in float64, with NaN matching NaN and an infinity matching

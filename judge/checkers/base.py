@@ -8,6 +8,7 @@ both values, and the fraction of elements that differ.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -88,6 +89,38 @@ def special_mismatch(expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
     # Both infinite: the signs must agree.
     bad |= e_inf & g_inf & (torch.sign(expected) != torch.sign(got))
     return bad
+
+
+def out_where(mask: torch.Tensor) -> torch.Tensor:
+    """An excess of 0 where `mask` is false and inf (out by any measure) where it is true."""
+    return torch.zeros(mask.shape, dtype=torch.float64).masked_fill(mask, math.inf)
+
+
+def over(error: torch.Tensor, allowed: torch.Tensor | float) -> torch.Tensor:
+    """error / allowed (float64), where an allowance of 0 admits no error at all: 0 for none, inf
+    for any (0 / 0 would say NaN, and a NaN compares as within)."""
+    allowed = torch.as_tensor(allowed, dtype=torch.float64)
+    return torch.where(allowed > 0, error / allowed, out_where(error > 0))
+
+
+# Given expected and got (same shape and float dtype), the excess among the finite elements
+# (float64; what it says where either is NaN or inf is not read).
+FiniteExcess = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def excess_with(expected: torch.Tensor, got: torch.Tensor, finite: FiniteExcess) -> torch.Tensor:
+    """Every elementwise checker's excess, in check_with's order: exact for non-floats, NaN/inf by
+    placement (0 where both agree, inf where they do not), `finite` for the rest."""
+    if expected.dtype not in FLOAT_DTYPES:
+        return out_where(expected != got)
+    special = torch.isnan(expected) | torch.isnan(got) | torch.isinf(expected) | torch.isinf(got)
+    return torch.where(special, out_where(special_mismatch(expected, got)), finite(expected, got))
+
+
+def exact_excess(expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
+    """Equality with no allowance (NaN matches NaN, -0.0 matches 0.0): the exact checker's excess,
+    and the relation a tool falls back on for a checker that is not element by element."""
+    return excess_with(expected, got, lambda e, g: out_where(e != g))
 
 
 def describe_failure(

@@ -66,6 +66,9 @@ class Distribution:
     def describe(self) -> str:
         return f"distribution (mean, std and two-sample KS within {self.z:g} standard errors)"
 
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> None:
+        return None  # two samples of one distribution differ everywhere, element by element
+
     def ks_bound(self, n: int) -> float:
         c = math.sqrt(math.log(2.0 / _two_sided_tail(self.z)) / 2.0)
         return c * math.sqrt(2.0 / max(n, 1))

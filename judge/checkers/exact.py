@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import torch
 
-from judge.checkers.base import EXACTLY, Mismatch, check_with, describe_failure
+from judge.checkers.base import EXACTLY, Mismatch, check_with, describe_failure, exact_excess
 
 
 def _equal(path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
@@ -27,6 +27,9 @@ class Exact:
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         return check_with(path, expected, got, _equal)
+
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
+        return exact_excess(expected, got)
 
 
 def exact() -> Exact:

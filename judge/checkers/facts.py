@@ -75,6 +75,9 @@ class Facts:
         said = list(self.names) + (["differs_from"] if self.differs_from is not None else [])
         return f"facts ({', '.join(said)})"
 
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> None:
+        return None  # a fact is about the whole tensor, not about any element of it
+
     def facts(self, t: torch.Tensor) -> list[tuple[str, bool]]:
         out = [(name, FACTS[name][0](t)) for name in self.names]
         if self.differs_from is not None:

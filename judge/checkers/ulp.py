@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import torch
 
-from judge.checkers.base import Mismatch, check_with, describe_failure
+from judge.checkers.base import Mismatch, check_with, describe_failure, excess_with, over
 from judge.messages import msg
 
 # Integer views of the same width, used to put floats on an ordered integer line.
@@ -54,6 +54,12 @@ class Ulp:
 
     def check(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         return check_with(path, expected, got, self._within)
+
+    def excess(self, expected: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
+        # No ulp allowed reads as half of one: a step is twice too far, and an error map still
+        # grades the elements by how far they are.
+        allowed = max(self.max_ulps, 0.5)
+        return excess_with(expected, got, lambda e, g: over(ulp_distance(e, g).to(torch.float64), allowed))
 
     def _within(self, path: str, expected: torch.Tensor, got: torch.Tensor) -> Mismatch | None:
         finite = torch.isfinite(expected)

@@ -13,10 +13,11 @@ from typing import Any
 
 import torch
 
-from judge.checkers.ulp import ulp_distance
+from judge.checkers import Checker
+from judge.checkers.base import FLOAT_DTYPES, exact_excess
 from judge.texts import Text
 
-FLOATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+FLOATS = FLOAT_DTYPES
 # Relations are tried on tensors up to this size; larger ones are sampled by the checkers anyway.
 MAX_ELEMENTS = 1 << 20
 
@@ -45,7 +46,7 @@ class Probe:
     path: str
     expected: torch.Tensor
     got: torch.Tensor
-    checker: Any  # judge.checkers.Checker
+    checker: Checker
     # The rest of the learner's observations, by path (for "equals the input x" and the like).
     others: dict[str, torch.Tensor] = field(default_factory=dict)
 
@@ -62,23 +63,11 @@ class Probe:
         return self.checker.check(self.path, expected.contiguous(), got.contiguous()) is None
 
     def bad(self) -> torch.Tensor:
-        """Element by element, where got is not close to expected (same shapes only)."""
+        """Element by element, where got is out of what the checker allows (same shapes only);
+        for a checker that does not judge element by element, where got is not equal."""
         e, g = self.expected, self.got.to(self.expected.dtype)
-        if e.dtype not in FLOATS:
-            return e != g
-        both_nan = torch.isnan(e) & torch.isnan(g)
-        same_inf = torch.isinf(e) & torch.isinf(g) & (torch.sign(e) == torch.sign(g))
-        special = torch.isnan(e) | torch.isnan(g) | torch.isinf(e) | torch.isinf(g)
-        name = getattr(self.checker, "name", "")
-        if name == "ulp":
-            far = ulp_distance(e, g) > int(getattr(self.checker, "max_ulps", 0))
-        elif name == "allclose":
-            rtol, atol = self.checker.tolerances(e.dtype)
-            e64, g64 = e.double(), g.double()
-            far = (g64 - e64).abs() > atol + rtol * e64.abs()
-        else:
-            far = e != g
-        return torch.where(special, ~(both_nan | same_inf), far)
+        excess = self.checker.excess(e, g)
+        return (exact_excess(e, g) if excess is None else excess) > 1
 
     def usable(self) -> bool:
         return 0 < self.expected.numel() <= MAX_ELEMENTS

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 
@@ -57,3 +59,25 @@ def test_relative_error_leaves_out_an_expected_zero() -> None:
     assert "max rel err 0.5" in mismatch.message and "e+307" not in mismatch.message
     mismatch = check.check("y", torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
     assert mismatch is not None and "the reference is 0" in mismatch.message
+
+
+def test_excess_is_error_over_allowance() -> None:
+    e = torch.tensor([1.0, 2.0, 0.0, 4.0])
+    got = torch.tensor([1.0, 2.5, 0.1, 4.0])
+    # allowance atol + rtol·|e|: 0.2, 0.1, 0.1
+    assert allclose(rtol=0.05, atol=0.1).excess(e, got).tolist() == pytest.approx([0.0, 2.5, 1.0, 0.0])
+
+
+def test_excess_with_no_allowance_is_zero_or_out() -> None:
+    e = torch.tensor([0.0, 0.0, 1.0])
+    assert allclose(rtol=1e-3, atol=0.0).excess(e, torch.tensor([0.0, 1e-9, 1.0])).tolist() == [
+        0.0,
+        math.inf,
+        0.0,
+    ]
+
+
+def test_excess_places_nan_and_inf() -> None:
+    e = torch.tensor([math.nan, math.inf, -math.inf, 1.0, math.nan])
+    got = torch.tensor([math.nan, math.inf, 5.0, math.nan, 1.0])
+    assert allclose().excess(e, got).tolist() == [0.0, 0.0, math.inf, math.inf, math.inf]

@@ -31,3 +31,10 @@ def test_shape_and_dtype_are_strict() -> None:
     assert shape is not None and "(3,)" in shape.message and "(1, 3)" in shape.message
     dtype = exact().check("y", a, torch.zeros(3, dtype=torch.float64))
     assert dtype is not None and "torch.float32" in dtype.message and "torch.float64" in dtype.message
+
+
+def test_excess_is_zero_where_equal_and_out_elsewhere() -> None:
+    a = torch.tensor([1.0, float("nan"), 0.0, float("inf"), 2.0])
+    b = torch.tensor([1.0, float("nan"), -0.0, float("inf"), 2.0 + 1e-6])
+    assert exact().excess(a, b).tolist() == [0.0, 0.0, 0.0, 0.0, float("inf")]
+    assert exact().excess(torch.tensor([1, 2]), torch.tensor([1, 3])).tolist() == [0.0, float("inf")]

@@ -64,3 +64,19 @@ def test_bad_parameters() -> None:
         ulp(-1)
     with pytest.raises(ValueError):
         ulp(1, 1.5)
+
+
+def test_excess_counts_ulps_over_the_allowance() -> None:
+    x = torch.tensor([1.0, 1.5, 2.0, 3.0], dtype=torch.bfloat16)
+    got = torch.cat([x[:1], _step(x[1:2], 1), _step(x[2:3], 2), _step(x[3:], 6)])
+    assert ulp(max_ulps=2).excess(x, got).tolist() == [0.0, 0.5, 1.0, 3.0]
+    # With no ulp allowed, a step is twice too far, and the distance still grades the elements.
+    assert ulp(max_ulps=0).excess(x, got).tolist() == [0.0, 2.0, 4.0, 12.0]
+
+
+def test_excess_leaves_out_the_share_of_differing_elements() -> None:
+    x = torch.tensor([1.0, 1.5], dtype=torch.bfloat16)
+    got = _step(x, 1)
+    checker = ulp(max_ulps=1, max_fraction=0.0)
+    assert checker.check("y", x, got) is not None  # too many differ: a whole-tensor condition
+    assert checker.excess(x, got).tolist() == [1.0, 1.0]
