@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from judge.errors import JudgeError
 from judge.execution import RUNNER
 from judge.settings import CODE_ROOT, SandboxSettings
 from sandbox.backend import Backend
@@ -15,7 +16,7 @@ __all__ = ["UNSANDBOXED_WARNING", "make_backend", "require_sandbox"]
 BackendName = Literal["auto", "local", "docker"]
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(JudgeError):
     pass
 
 

@@ -5,6 +5,7 @@ The settings are loaded once, here, and handed to the command (docs/settings.md)
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from judge import __version__
+from judge.errors import JudgeError
 from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
-from judge.settings import JudgeSettings, SettingsError
+from judge.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from judge.package import Problem
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from judge.validate import Validation
 
 
-class UsageError(Exception):
+class UsageError(JudgeError):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
@@ -206,7 +208,7 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
     from judge.backends import runner_code
     from sandbox.engine import ENGINE_ERRORS
-    from sandbox.image import ImageError, build_base, runtime_image
+    from sandbox.image import build_base, runtime_image
 
     def log(line: str) -> None:
         print(line, flush=True)
@@ -217,13 +219,9 @@ def _image(args: argparse.Namespace, settings: JudgeSettings) -> int:
     except ENGINE_ERRORS as exc:
         raise UsageError(f"no Docker engine answers ({exc}); start dockerd first") from exc
     image = settings.sandbox
-    try:
-        build_base(
-            client, offline=args.offline, log=log, mirror=image.image_mirror, workdir=image.image_workdir
-        )
-        tag = runtime_image(client, runner_code(), log=log)
-    except ImageError as exc:
-        raise UsageError(str(exc)) from exc
+    # An ImageError (a sandbox error: its message says what to do) is said by main().
+    build_base(client, offline=args.offline, log=log, mirror=image.image_mirror, workdir=image.image_workdir)
+    tag = runtime_image(client, runner_code(), log=log)
     print(f"runtime image: {tag}")
     return 0
 
@@ -304,28 +302,36 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Who says a JudgeError: the whole program while the settings load, then the command.
+    speaker = "judge: the settings cannot be used"
     try:
-        settings = args.settings_class(config=args.config)
-    except SettingsError as exc:
-        print(f"judge: the settings cannot be used: {exc}", file=sys.stderr)
-        return 2
-    except ValidationError as exc:
-        for error in exc.errors():
-            name = ".".join(str(part) for part in error["loc"])
-            print(f"judge: setting {name}: {error['msg']} (got {error.get('input')!r})", file=sys.stderr)
-        return 2
-    args.log_level = args.log_level or settings.log_level  # what the commands hand on (uvicorn)
-    configure_logging(args.log_level)
-    from judge.backends import BackendUnavailable
-    from judge.package import PackageError
-    from judge.scaffold import ScaffoldError
-
-    try:
+        settings = _settings(args)
+        if settings is None:
+            return 2
+        speaker = f"judge {args.command}"
+        args.log_level = args.log_level or settings.log_level  # what the commands hand on (uvicorn)
+        configure_logging(args.log_level)
         code: int = args.func(args, settings)
-    except (UsageError, PackageError, BackendUnavailable, ScaffoldError) as exc:
-        print(f"judge {args.command}: {exc}", file=sys.stderr)
+    except JudgeError as exc:
+        # The one place the judge's, the sandbox's and the web platform's own errors are said: one
+        # line, exit status 2; the traceback only for those who ask (--log-level debug).
+        logging.getLogger(__name__).debug("%s", speaker, exc_info=exc)
+        print(f"{speaker}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 1
     return code
+
+
+def _settings(args: argparse.Namespace) -> JudgeSettings | None:
+    """The settings the command asks for; None, said on stderr, when one has a wrong value (a
+    pydantic report of its own, one line per setting; a SettingsError is raised on to main)."""
+    try:
+        settings: JudgeSettings = args.settings_class(config=args.config)
+    except ValidationError as exc:
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"])
+            print(f"judge: setting {name}: {error['msg']} (got {error.get('input')!r})", file=sys.stderr)
+        return None
+    return settings

@@ -16,12 +16,14 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from judge.errors import JudgeError
+
 COURSE_FILE = "course.toml"
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 
 
-class CourseError(Exception):
+class CourseError(JudgeError):
     """A course.toml that cannot be read or breaks the schema; the message says what."""
 
 
@@ -38,6 +40,10 @@ class CourseSpec(BaseModel):
 
     # In the order a learner takes them, which is the order the site lists them in.
     chapter: list[ChapterSpec] = Field(min_length=1)
+    capstone: NonEmpty | None = Field(
+        default=None,
+        description="the problem that builds the whole model from the others' parts (a problem id)",
+    )
 
     @field_validator("chapter")
     @classmethod
@@ -74,6 +80,9 @@ def chapter_number(label: str) -> int | None:
 @dataclass(frozen=True)
 class Course:
     chapters: tuple[ChapterSpec, ...]
+    # The whole model (module qwen.model), built from every other part: the site counts a
+    # learner's progress toward it and calls its parts "your model". None: the course has none.
+    capstone: str | None = None
 
     def chapter(self, label: str) -> Chapter | None:
         """The course's chapter that a package's `chapter` names, or None if it names none."""
@@ -99,7 +108,18 @@ def parse_course(path: Path) -> Course:
     except ValidationError as exc:
         lines = [f"  - {'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in exc.errors()]
         raise CourseError(f"{path}: invalid course file\n" + "\n".join(lines)) from exc
-    return Course(tuple(spec.chapter))
+    if spec.capstone is not None and not _holds_problem(path.parent, spec.capstone):
+        raise CourseError(f"{path}: capstone {spec.capstone!r} names no problem beside it")
+    return Course(tuple(spec.chapter), spec.capstone)
+
+
+def _holds_problem(folder: Path, problem_id: str) -> bool:
+    """Whether `folder` holds the package of `problem_id` (a folder id-slug with a problem.toml)."""
+    return any(
+        p.name.split("-", 1)[0] == problem_id and (p / "problem.toml").is_file()
+        for p in folder.iterdir()
+        if p.is_dir()
+    )
 
 
 def load_course(problems_dir: Path) -> Course | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from judge.errors import JudgeError
 from judge.execution import RunResult, SolutionRun, batch_limits, interpret, limits_for, run_solutions
 from judge.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
 from judge.runner.job import SolutionSource
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at ru
     from judge.package import Problem, SolutionFile
 
 
-class TrustedRunError(Exception):
+class TrustedRunError(JudgeError):
     """The reference could not be run; the package or the runtime is broken (a system error)."""
 
 

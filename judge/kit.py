@@ -42,6 +42,7 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/casekit.py",
     "judge/compare.py",
     "judge/errormap.py",
+    "judge/errors.py",
     "judge/execution.py",
     "judge/expected.py",
     "judge/grading.py",
@@ -62,6 +63,7 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/verdicts.py",
     "sandbox/__init__.py",
     "sandbox/backend.py",
+    "sandbox/errors.py",
     "sandbox/local.py",
 )
 # Every checker and every diagnoser: cases and grading import them all, and a new one must not

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from judge.errors import JudgeError
+
 MAX_DEPTH = 16
 MAX_NODES = 4096
 MAX_STR = 4096
@@ -29,7 +31,7 @@ MAX_STR = 4096
 MAX_INT = 2**63
 
 
-class ObservationError(ValueError):
+class ObservationError(JudgeError, ValueError):
     """A manifest that is not a well-formed observation tree."""
 
 

@@ -32,6 +32,7 @@ from pydantic import (
 
 from judge.casekit import Case, collect_cases
 from judge.course import Chapter, Course, CourseError, load_course, resolve_chapter
+from judge.errors import JudgeError
 from judge.runner.job import PartSource
 
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "starter.py", "reference.py", "cases.py")
@@ -43,7 +44,7 @@ DottedName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 
 
-class PackageError(Exception):
+class PackageError(JudgeError):
     """A package that cannot be loaded; the message lists every problem found."""
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from judge.errors import JudgeError
+
 MAGIC = b"JDG1"
 PROTOCOL_VERSION = 1
 _PREFIX = struct.Struct(">4sIQ")
@@ -46,7 +48,7 @@ SAFETENSORS_DTYPES: dict[str, tuple[torch.dtype, int]] = {
 }
 
 
-class ProtocolError(ValueError):
+class ProtocolError(JudgeError, ValueError):
     """The stream is not a well-formed sequence of frames within the limits."""
 
 

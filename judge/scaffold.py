@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judge.errors import JudgeError
 from judge.package import ID_PATTERN, SLUG_PATTERN
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(JudgeError):
     pass
 
 

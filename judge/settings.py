@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from judge.errors import JudgeError
+
 # The folder that holds the judge and sandbox packages: the clone, or site-packages.
 CODE_ROOT = Path(__file__).resolve().parent.parent
 APP_NAME = "llm-judge"
@@ -48,7 +50,7 @@ RENAMED = {
 }
 
 
-class SettingsError(Exception):
+class SettingsError(JudgeError):
     """A setting that cannot be used: an unreadable file, an unknown key, an old name."""
 
 

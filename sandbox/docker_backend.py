@@ -20,6 +20,7 @@ from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.docker_cold import run_cold
 from sandbox.docker_warm import PoolPolicy, WarmContainer
 from sandbox.engine import PYTHON, ContainerPolicy, Engine, retried
+from sandbox.errors import SandboxError
 from sandbox.pool import Pool
 
 log = logging.getLogger(__name__)
@@ -132,5 +133,5 @@ class DockerBackend:
             return self._run_cold(stdin, limits)
 
 
-class _NoneReady(Exception):
+class _NoneReady(SandboxError):
     """The pool had no container to give (the cold path, with retries of its own, takes over)."""

@@ -31,6 +31,7 @@ import requests.exceptions
 from docker.types import LogConfig, Ulimit
 
 from sandbox.backend import Outcome
+from sandbox.errors import SandboxError
 from sandbox.image import LABEL, SANDBOX_USER, ImageError, runtime_image
 
 # The runner's own footprint (interpreter, torch, its libraries) before learner code runs.
@@ -51,7 +52,7 @@ MASKED = ("/dev/mqueue",)
 MASK_OPTIONS = "ro,nosuid,nodev,noexec,size=4k,mode=0555"
 
 
-class EngineFailure(Exception):
+class EngineFailure(SandboxError):
     """The Docker engine failed us (not the learner's code); the run may be retried."""
 
 

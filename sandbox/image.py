@@ -37,6 +37,8 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from sandbox.errors import SandboxError
+
 IMAGE_DIR = Path(__file__).resolve().parent / "image"
 REQUIREMENTS = IMAGE_DIR / "requirements.txt"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
@@ -74,7 +76,7 @@ IMAGE_ENV = {
 Log = Callable[[str], None]
 
 
-class ImageError(Exception):
+class ImageError(SandboxError):
     """The runtime image is missing or could not be built; the message says what to do."""
 
 

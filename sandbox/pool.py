@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
+from sandbox.errors import SandboxError
+
 
 class Session(Protocol):
     def close(self) -> None: ...
@@ -23,7 +25,7 @@ class Session(Protocol):
 S = TypeVar("S", bound=Session)
 
 
-class PoolClosed(Exception):
+class PoolClosed(SandboxError):
     pass
 
 

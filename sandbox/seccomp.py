@@ -24,6 +24,8 @@ import errno
 import platform
 import struct
 
+from sandbox.errors import SandboxError
+
 # BPF opcodes (linux/filter.h, linux/bpf_common.h)
 _LD_W_ABS = 0x00 | 0x00 | 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ_K = 0x05 | 0x10 | 0x00  # BPF_JMP | BPF_JEQ | BPF_K
@@ -135,7 +137,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
 ARCHES = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
 
 
-class SeccompUnavailable(OSError):
+class SeccompUnavailable(SandboxError, OSError):
     """This kernel or architecture cannot take the filter; the caller must not run learner code."""
 
 

@@ -23,6 +23,8 @@ import json
 import struct
 from typing import Any
 
+from sandbox.errors import SandboxError
+
 REQUEST_MAGIC = b"JOB1"
 _REQUEST_HEAD = struct.Struct(">4sI")
 _PAYLOAD_LEN = struct.Struct(">Q")
@@ -37,7 +39,7 @@ READY, RESULT, LOG, END = b"H", b"R", b"L", b"E"
 TAGS = (READY, RESULT, LOG, END)
 
 
-class WireError(ValueError):
+class WireError(SandboxError, ValueError):
     """The bytes are not a request or envelope of this protocol."""
 
 

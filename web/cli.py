@@ -25,7 +25,7 @@ def _serve(args: argparse.Namespace, settings: WebSettings) -> int:
 
 
 def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
-    from web.serving import count_in, platform_errors
+    from web.serving import count_in
 
     count_in(settings.metrics_dir)  # the web processes of this host add these up, if set
     from web.db import make_engine, make_sessionmaker
@@ -53,10 +53,8 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
         replace_problems(problems, load_packages(settings.problems_dir))
 
     notices.subscribe(Topic.PROBLEMS, reload)
-    try:
-        context, warnings = judge_context(settings, problems, serving_others=True)
-    except platform_errors() as exc:
-        raise UsageError(str(exc)) from exc
+    # No sandbox or unsafe settings: a JudgeError, said by judge.cli.main like every command's.
+    context, warnings = judge_context(settings, problems, serving_others=True)
     for warning in warnings:
         log.warning("%s", warning)
     queue_settings = QueueSettings.of(settings)

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from judge.errors import JudgeError
 from web.language import LANGUAGE_COOKIE, Catalogs, reader_language
 
 
@@ -36,7 +37,7 @@ class Message:
         return translated.format(**self.params) if self.params else translated
 
 
-class ApiError(Exception):
+class ApiError(JudgeError):
     def __init__(
         self,
         status: int,

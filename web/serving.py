@@ -59,7 +59,7 @@ def serve(
     from web.platform import build_platform
 
     SlowClientDeadlines.configure(settings)
-    platform = _built(lambda: build_platform(settings, host, port))
+    platform = build_platform(settings, host, port)  # its JudgeErrors are said by judge.cli.main
     _announce(platform, settings, host, port, processes=1)
     _run_uvicorn(_app_of(platform, settings, host), settings, host, port, log_level, access_log)
     return 0
@@ -75,7 +75,7 @@ def _serve_many(
             f"--processes {processes} needs PostgreSQL (JUDGE_DATABASE_URL=postgresql+psycopg://...): "
             "an SQLite database is one process's; leave out --processes to serve it"
         )
-    _built(lambda: prepare_database(settings))
+    prepare_database(settings)
     metrics_dir, made = _metrics_dir(settings)
     count_in(metrics_dir)
     os.environ[CHILD_ENV] = json.dumps({"host": host, "port": port})
@@ -136,21 +136,6 @@ def shown_database(settings: WebSettings) -> str:
         return make_url(settings.database_url).render_as_string(hide_password=True)
     except Exception:  # not a URL SQLAlchemy reads: the engine will say so; show no part of it
         return "(unreadable URL)"
-
-
-def platform_errors() -> tuple[type[Exception], ...]:
-    """What building a platform raises for settings that cannot serve: said as a usage error."""
-    from judge.backends import BackendUnavailable
-    from web.settings import InsecureSettings
-
-    return (BackendUnavailable, InsecureSettings)
-
-
-def _built(build: Any) -> Any:
-    try:
-        return build()
-    except platform_errors() as exc:
-        raise UsageError(str(exc)) from exc
 
 
 def _announce(platform: Platform, settings: WebSettings, host: str, port: int, processes: int) -> None:

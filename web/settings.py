@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import platformdirs
 from pydantic import Field, field_validator
 
+from judge.errors import JudgeError
 from judge.settings import APP_NAME, JudgeSettings
 
 # Keys that must never guard a production server (they appear in docs and examples).
@@ -181,7 +182,7 @@ class WebSettings(JudgeSettings):
         return url
 
 
-class InsecureSettings(Exception):
+class InsecureSettings(JudgeError):
     """The settings would run a production server unsafely."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import make_package
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -159,3 +160,18 @@ def test_image_build_is_skipped_when_built(env: dict[str, str], docker_backend: 
     assert res.returncode == 0, res.stderr
     assert "exists; nothing to build" in res.stdout
     assert res.stdout.strip().splitlines()[-1] == f"runtime image: {docker_backend.image}"  # type: ignore[attr-defined]
+
+
+def test_a_judge_error_is_said_in_one_line(env: dict[str, str], tmp_path: Path) -> None:
+    """The settings' errors and a command's (here a trusted-run error: the kit of a package whose
+    reference fails its own cases, a traceback before the root) are said by `judge` in one place."""
+    settings = judge_cli(env, "--config", str(tmp_path / "absent.toml"), "validate", "--all")
+    assert settings.returncode == 2, settings.stderr
+    assert settings.stderr.startswith("judge: the settings cannot be used: cannot read the settings file")
+    broken = make_package(tmp_path / "problems", reference="def f(x):\n    raise RuntimeError('broken')\n")
+    kit = judge_cli(
+        env, "kit", "--out", str(tmp_path / "kit"), "--problems", str(broken), "--backend", "local"
+    )
+    assert kit.returncode == 2, kit.stderr
+    assert "\njudge kit: problem 901: reference.py fails cases:\n" in kit.stderr
+    assert "Traceback (most recent call last)" not in kit.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.course import COURSE_FILE, course_order, load_course, parse_course
+from judge.course import COURSE_FILE, CourseError, course_order, load_course, parse_course
 from judge.package import PackageError, Problem, all_problem_dirs
 from tests.factories import make_package
 from tests.paths import REPO_ROOT
@@ -59,6 +59,13 @@ def test_prerequisites_come_earlier_in_the_course_and_include_the_parts() -> Non
             assert order.index(before) < order.index(p.id), f"{p.id} comes before its prerequisite {before}"
     assert problems["208"].prerequisites == ["207"]
     assert problems["209"].prerequisites == ["204", "205", "208"]
+
+
+def test_the_shipped_course_names_the_model_as_its_capstone() -> None:
+    course = load_course(PROBLEMS)
+    assert course is not None and course.capstone == "217"
+    model = {p.id: p for p in shipped()}[course.capstone]
+    assert model.module_name == "qwen.model" and model.part_problems
 
 
 def test_course_order_is_by_chapter_then_id() -> None:
@@ -136,3 +143,16 @@ def test_in_a_course_a_prerequisite_names_a_problem_of_it(tmp_path: Path) -> Non
     (second / "problem.toml").write_text((second / "problem.toml").read_text().replace('"901"', '"990"'))
     with pytest.raises(PackageError, match="prerequisites name no problem beside it: 990"):
         Problem(second)
+
+
+def test_a_capstone_names_a_problem_of_the_course(tmp_path: Path) -> None:
+    path = write_course(tmp_path, COURSE) / COURSE_FILE
+    assert parse_course(path).capstone is None  # a course need not have one
+    package = join_chapter_one(make_package(tmp_path, problem_id="901"))
+    write_course(tmp_path, 'capstone = "901"\n' + COURSE)
+    assert parse_course(path).capstone == "901"
+    write_course(tmp_path, 'capstone = "90"\n' + COURSE)  # the start of an id is no id
+    with pytest.raises(CourseError, match="capstone '90' names no problem beside it"):
+        parse_course(path)
+    with pytest.raises(PackageError, match="capstone '90'"):
+        Problem(package)

@@ -22,10 +22,6 @@ from web.submissions.parts import PartStatus, part_statuses
 
 router = APIRouter(include_in_schema=False)
 
-# The course's capstone (module qwen.model): the whole model, built from every other part. The
-# problem list counts the learner's progress toward it, and its page calls its parts "your model".
-MODEL_PROBLEM = "217"
-
 
 def chapter_key(c: CourseChapter) -> str:
     """What the chapter filter sends: the chapter's number ("6"), or a free label itself."""
@@ -59,13 +55,25 @@ class ModelProgress:
     total: int
 
 
+def capstone_id(platform: Platform) -> str | None:
+    """The course's capstone (course.toml's `capstone`, module qwen.model): the whole model, built
+    from every other part. The problem list counts the learner's progress toward it, and its page
+    calls its parts "your model". None when the problems have no course or it names none."""
+    # Every package of the folder reads the same course.toml; a copy of the values, since a
+    # reload (web.problems.sync.replace_problems) may change the dict meanwhile.
+    offered = list(platform.problems.values())
+    course = offered[0].course if offered else None
+    return course.capstone if course is not None else None
+
+
 def model_progress(platform: Platform, db: Session, user_id: int, listed: set[str]) -> ModelProgress | None:
     """None when the capstone is not offered (or has no parts)."""
-    capstone = platform.problems.get(MODEL_PROBLEM)
-    if capstone is None or MODEL_PROBLEM not in listed or not capstone.part_problems:
+    model = capstone_id(platform)
+    capstone = platform.problems.get(model) if model is not None else None
+    if capstone is None or capstone.id not in listed or not capstone.part_problems:
         return None
     statuses = part_statuses(db, user_id, capstone)
-    return ModelProgress(MODEL_PROBLEM, sum(s.solved for s in statuses), len(statuses))
+    return ModelProgress(capstone.id, sum(s.solved for s in statuses), len(statuses))
 
 
 def page_parts(platform: Platform, db: Session, user_id: int | None, problem_id: str) -> list[PartStatus]:
@@ -163,7 +171,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         statement_fallback=lang == "en" and source is None,
         parts=page_parts(platform, db, user.id if user else None, problem.id),
         course=course,
-        model_problem=MODEL_PROBLEM,
+        model_problem=capstone_id(platform),
         page_data=data,
     )
 

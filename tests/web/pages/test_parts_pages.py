@@ -2,8 +2,9 @@
 the parts a judgement used in the submission API, from a real app on real SQLite (and
 PostgreSQL when JUDGE_TEST_POSTGRES_URL is set), judged by its own worker.
 
-Three tiny packages side by side: 901 (module course.double), 902 (imports 901) and a capstone
-numbered 217 like the course's model (imports 902, and so 901 too)."""
+Three tiny packages side by side in a one-chapter course: 901 (module course.double), 902
+(imports 901) and the capstone course.toml names, 217 like the shipped course's model (imports
+902, and so 901 too)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.factories import make_package
+from tests.judge.test_course import COURSE, join_chapter_one, write_course
 from tests.judge.test_parts import USES_PART, course
 from tests.web.factories import bearer, make_client, make_settings, register, submit, wait_done
-from web.pages.problems import MODEL_PROBLEM
+
+MODEL_PROBLEM = "217"
 
 DOUBLE = "def f(x):\n    return x + x\n"
 PLUS_ONE = "def f(x):\n    return 2 * x + 1\n"
@@ -35,6 +38,9 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClien
         reference=MODEL,
         extra_toml='module = "course.model"\nparts = ["902"]',
     )
+    for package in problems.iterdir():
+        join_chapter_one(package)
+    write_course(problems, f'capstone = "{MODEL_PROBLEM}"\n{COURSE}')
     url = None if request.param == "sqlite" else request.getfixturevalue("postgres_url")
     # The fork server where Docker answers (always under CI): tens of ms a judgement, not a process.
     settings = make_settings(tmp_path, database_url=url, problems_dir=problems, backend="auto")
