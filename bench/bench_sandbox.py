@@ -48,10 +48,10 @@ def main() -> None:
     parser.add_argument("--idle-ms", type=float, default=200.0, help="untimed pause before each judgement")
     args = parser.parse_args()
 
+    from judge.authoring.package import find_problem
     from judge.backends import make_backend
+    from judge.core.grading import judge_source
     from judge.expected import ExpectedStore
-    from judge.grading import judge_source
-    from judge.package import find_problem
     from judge.settings import SandboxSettings
     from sandbox.docker_backend import DockerBackend
 

@@ -51,8 +51,8 @@ def timed(fn: Callable[[], object], repeat: int, between: Callable[[], object] |
 def bare_ms(problem_id: str = "204", repeat: int = 30) -> list[float]:
     """The floor: a correct solution's cases in a warm Python with torch imported, no sandbox,
     no runner, no comparison. What any judge must spend at least."""
-    from judge.casekit import Rng
-    from judge.package import find_problem
+    from judge.authoring.package import find_problem
+    from judge.core.casekit import Rng
 
     problem = find_problem(problem_id, REPO / "problems")
     module = types.ModuleType("solution")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from judge.errors import JudgeError
-from judge.execution import RUNNER
+from judge.core.backend import Backend
+from judge.core.errors import JudgeError
+from judge.core.execution import RUNNER
+from judge.core.local import UNSANDBOXED_WARNING, LocalBackend
 from judge.settings import CODE_ROOT, SandboxSettings
-from sandbox.backend import Backend
-from sandbox.local import UNSANDBOXED_WARNING, LocalBackend
 
 __all__ = ["UNSANDBOXED_WARNING", "make_backend", "require_sandbox"]
 

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from judge import __version__
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
 from judge.settings import JudgeSettings
 
 if TYPE_CHECKING:
-    from judge.package import Problem
-    from judge.runner.job import PartSource
-    from judge.validate import Validation
+    from judge.authoring.package import Problem
+    from judge.authoring.validate import Validation
+    from judge.core.runner.job import PartSource
 
 
 class UsageError(JudgeError):
@@ -55,12 +55,12 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def _run(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.authoring.package import find_problem
     from judge.backends import make_backend
+    from judge.core.grading import judge_source
+    from judge.core.report import render_table
+    from judge.core.verdicts import Verdict
     from judge.expected import ExpectedStore
-    from judge.grading import judge_source
-    from judge.package import find_problem
-    from judge.report import render_table
-    from judge.verdicts import Verdict
 
     problem = find_problem(args.problem, settings.problems_dir)
     problem.cases  # noqa: B018 - load the case table now, so package errors surface here
@@ -97,7 +97,7 @@ def _read_source(path: Path) -> str:
 
 def _parts(problem: Problem, given: list[str]) -> list[PartSource]:
     """The package references as parts, with each `--part ID=FILE` put in place of its own."""
-    from judge.runner.job import PartSource
+    from judge.core.runner.job import PartSource
 
     parts = {p.problem: p for p in problem.reference_parts()}
     for item in given:
@@ -112,9 +112,9 @@ def _parts(problem: Problem, given: list[str]) -> list[PartSource]:
 
 
 def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.authoring.package import all_problem_dirs
+    from judge.authoring.validate import render_validation, validate_package
     from judge.backends import make_backend
-    from judge.package import all_problem_dirs
-    from judge.validate import render_validation, validate_package
 
     dirs = [Path(d) for d in args.dirs]
     if args.all:
@@ -170,7 +170,7 @@ def _mutation_line(result: Validation) -> str:
 
 
 def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
-    from judge.scaffold import scaffold
+    from judge.authoring.scaffold import scaffold
 
     path = scaffold(args.id, args.slug, Path(args.dir) if args.dir else settings.problems_dir)
     print(f"created {path}")
@@ -179,10 +179,10 @@ def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 
 def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.authoring.kit import build_kit
+    from judge.authoring.package import Problem, all_problem_dirs, find_problem
     from judge.backends import make_backend
     from judge.expected import ExpectedStore
-    from judge.kit import build_kit
-    from judge.package import Problem, all_problem_dirs, find_problem
 
     if args.problems:
         problems = [find_problem(p, settings.problems_dir) for p in args.problems]

@@ -12,35 +12,15 @@ import fcntl
 import hashlib
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from judge.errors import JudgeError
-from judge.execution import RunResult, SolutionRun, batch_limits, interpret, limits_for, run_solutions
-from judge.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
-from judge.runner.job import SolutionSource
-from sandbox.backend import Backend, Outcome
-
-if TYPE_CHECKING:  # the practice kit has no pydantic, so no judge.package at run time
-    from judge.package import Problem, SolutionFile
-
-
-class TrustedRunError(JudgeError):
-    """The reference could not be run; the package or the runtime is broken (a system error)."""
-
-
-@dataclass(frozen=True)
-class WrongSolution:
-    name: str
-    hint: str
-    run: SolutionRun
-
-
-@dataclass(frozen=True)
-class Expected:
-    reference: SolutionRun
-    wrong: list[WrongSolution]
+from judge.authoring.package import Problem, SolutionFile
+from judge.core.backend import Backend, Outcome
+from judge.core.errors import TrustedRunError
+from judge.core.execution import batch_limits, interpret, limits_for, run_solutions
+from judge.core.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
+from judge.core.results import Expected, RunResult, WrongSolution
+from judge.core.runner.job import SolutionSource
 
 
 class ExpectedStore:

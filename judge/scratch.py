@@ -1,6 +1,6 @@
 """The scratch cell: a learner's code on inputs they write, run in the sandbox and never scored.
 
-Two runs, in two runner processes (`judge.runner.scratch`):
+Two runs, in two runner processes (`judge.core.runner.scratch`):
 1. the learner's: their solution loads, then their snippet runs with its names in scope; the
    frame brings back what the last expression was (as text), and the calls the snippet made
    to the problem's entry points, with their inputs and results, as an observation tree;
@@ -27,21 +27,21 @@ from typing import Any
 
 import torch
 
-from judge.casekit import Case
-from judge.checkers import Checker, allclose, exact
-from judge.checkers.exact import Exact
-from judge.compare import compare
-from judge.execution import LOG_TAIL, classify_stop, interpret, limits_for
-from judge.expected import Expected
-from judge.messages import msg
-from judge.observations import ObservationError, Unobservable, decode, encode
-from judge.package import Problem
-from judge.protocol import Frame, ParsedStream, StreamLimits, parse_stream, save_safetensors
-from judge.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
-from judge.runner.scratch import MAX_CALLS, MAX_REPR, MAX_SNIPPET
-from judge.texts import Text
-from judge.verdicts import Verdict
-from sandbox.backend import Backend, Limits
+from judge.authoring.package import Problem
+from judge.core.backend import Backend, Limits
+from judge.core.casekit import Case
+from judge.core.checkers import Checker, allclose, exact
+from judge.core.checkers.exact import Exact
+from judge.core.compare import compare
+from judge.core.execution import LOG_TAIL, classify_stop, interpret, limits_for
+from judge.core.messages import msg
+from judge.core.observations import ObservationError, Unobservable, decode, encode
+from judge.core.protocol import Frame, ParsedStream, StreamLimits, parse_stream, save_safetensors
+from judge.core.results import Expected
+from judge.core.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
+from judge.core.runner.scratch import MAX_CALLS, MAX_REPR, MAX_SNIPPET
+from judge.core.texts import Text
+from judge.core.verdicts import Verdict
 
 # Indices and masks: whole numbers carry no precision question, whatever the public cases hold.
 ALWAYS_ADMITTED = (torch.int64, torch.int32, torch.bool)

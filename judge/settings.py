@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 
 # The folder that holds the judge and sandbox packages: the clone, or site-packages.
 CODE_ROOT = Path(__file__).resolve().parent.parent

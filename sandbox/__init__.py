@@ -1,5 +1,4 @@
-"""Sandboxes that run the judge's runner: processes and containers, not problems or users."""
+"""Sandboxes that run the judge's runner: processes and containers, not problems or users.
 
-from sandbox.backend import Backend, Limits, Outcome
-
-__all__ = ["Backend", "Limits", "Outcome"]
+They implement the backend interface the judge's core declares (judge/core/backend.py) and take
+nothing else from the judge."""

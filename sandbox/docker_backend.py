@@ -16,7 +16,7 @@ from pathlib import Path
 
 import docker
 
-from sandbox.backend import Limits, Outcome, RunnerSpec
+from judge.core.backend import Limits, Outcome, RunnerSpec
 from sandbox.docker_cold import run_cold
 from sandbox.docker_warm import PoolPolicy, WarmContainer
 from sandbox.engine import PYTHON, ContainerPolicy, Engine, retried

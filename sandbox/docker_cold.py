@@ -14,8 +14,8 @@ import signal
 import threading
 import time
 
+from judge.core.backend import Limits, Outcome
 from sandbox.attach import AttachFrames, append_capped
-from sandbox.backend import Limits, Outcome
 from sandbox.engine import BASELINE_MEMORY, ENGINE_ERRORS, Attachment, Engine, EngineFailure
 
 

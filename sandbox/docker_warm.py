@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from judge.core.backend import Limits, Outcome, RunnerSpec
 from sandbox import wire
 from sandbox.attach import AttachFrames, append_capped
-from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.engine import BASELINE_MEMORY, PYTHON, Engine, EngineFailure
 
 Mode = Literal["cold", "warm", "fork"]

@@ -30,7 +30,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig, Ulimit
 
-from sandbox.backend import Outcome
+from judge.core.backend import Outcome
 from sandbox.errors import SandboxError
 from sandbox.image import LABEL, SANDBOX_USER, ImageError, runtime_image
 

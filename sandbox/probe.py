@@ -11,7 +11,7 @@ import os
 import resource
 import sys
 
-from sandbox.backend import RunnerSpec
+from judge.core.backend import RunnerSpec
 
 # The probe as a backend's runner: cold `python3 -m sandbox.probe`, pooled these three.
 RUNNER = RunnerSpec(

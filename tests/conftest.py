@@ -29,7 +29,7 @@ def docker_backend():  # type: ignore[no-untyped-def]
     """The real Docker backend. Without an engine or image the test skips, except under
     JUDGE_REQUIRE_DOCKER=1 (set by .ci/run), where it fails: CI must not pass by skipping."""
     from judge.backends import runner_code
-    from judge.execution import RUNNER
+    from judge.core.execution import RUNNER
     from sandbox.docker_backend import DockerBackend
     from sandbox.engine import EngineFailure
     from sandbox.image import ImageError

@@ -10,21 +10,21 @@ import types
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
-from judge.casekit import Rng
-from judge.compare import compare
-from judge.execution import RUNNER
+from judge.authoring.package import Problem
+from judge.core.backend import Backend
+from judge.core.casekit import Rng
+from judge.core.compare import compare
+from judge.core.execution import RUNNER
+from judge.core.grading import judge_source
+from judge.core.interfaces import Which
+from judge.core.local import LocalBackend
+from judge.core.report import Report
+from judge.core.runner.job import PartSource
+from judge.core.runner.parts import PartFinder
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.interfaces import Which
-from judge.package import Problem
-from judge.report import Report
-from judge.runner.job import PartSource
-from judge.runner.parts import PartFinder
-from sandbox.backend import Backend
-from sandbox.local import LocalBackend
 from tests.paths import REPO_ROOT
 
-# What every package's cases must also do (judge.properties), for the default `f(x) = 2x`: one
+# What every package's cases must also do (judge.authoring.properties), for the default `f(x) = 2x`: one
 # function called several times with other shapes and dtypes (twice with one shape, so that a
 # result cached by shape shows), a one-row input, a transposed view beside its contiguous copy.
 # Appended to a cases.py that imports torch and `case`, it makes the package's properties met.
@@ -42,8 +42,8 @@ def calls_and_layouts(impl, rng):
 
 DEFAULT_CASES = '''
 import torch
-from judge.casekit import case
-from judge.checkers import allclose
+from judge.core.casekit import case
+from judge.core.checkers import allclose
 
 @case(points=60, public=True)
 def double(impl, rng):
@@ -202,8 +202,8 @@ def package_module(problem: Problem, path: str, name: str) -> types.ModuleType:
 
 
 def mutant_source(problem: Problem, mutant_id: str) -> str:
-    """The source of one mutant of the package's reference, by its id (judge.mutation)."""
-    from judge.mutation.generate import generate
+    """The source of one mutant of the package's reference, by its id (judge.authoring.mutation)."""
+    from judge.authoring.mutation.generate import generate
 
     found = [m.source for m in generate(problem.reference.source()) if m.id == mutant_id]
     if not found:

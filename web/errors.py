@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from web.language import LANGUAGE_COOKIE, Catalogs, reader_language
 
 

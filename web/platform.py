@@ -16,9 +16,9 @@ from pathlib import Path
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from judge.authoring.package import Problem
 from judge.backends import make_backend, require_sandbox
 from judge.expected import ExpectedStore
-from judge.package import Problem
 from web.db import make_engine, make_sessionmaker
 from web.language import Catalogs
 from web.metrics import Metrics
@@ -64,7 +64,7 @@ def public_url_warning(settings: WebSettings, host: str, port: int) -> str | Non
 
 class KitCache:
     """The practice kit's zip, built once per problem set (its ids and content hashes, the judge
-    code it copies: judge.kit.kit_fingerprint) and kept: in memory, and on disk when given a
+    code it copies: judge.authoring.kit.kit_fingerprint) and kept: in memory, and on disk when given a
     folder, so that a restarted server does not build it again. A build can run in the
     background (`start`) while pages show how far it got (`status`)."""
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import platformdirs
 from pydantic import Field, field_validator
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from judge.settings import APP_NAME, JudgeSettings
 
 # Keys that must never guard a production server (they appear in docs and examples).

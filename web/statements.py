@@ -1,6 +1,6 @@
 """Statements as HTML: the judge's Markdown, for the problem page with code highlighted by Pygments.
 
-Raw HTML in a statement is escaped (judge.statement) and unsafe link schemes are refused by
+Raw HTML in a statement is escaped (judge.authoring.statement) and unsafe link schemes are refused by
 markdown-it, so the output needs no further sanitising; math stays as text for KaTeX.
 
 Rendering a statement takes milliseconds (most of a problem page's time), so both renderings
@@ -19,7 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from judge.statement import markdown, render
+from judge.authoring.statement import markdown, render
 
 # Statements kept per rendering: every problem's zh and en texts, with room for new versions.
 STATEMENTS_KEPT = 256
@@ -55,7 +55,7 @@ class Statements:
         self._highlighting.options["highlight"] = _highlight
         # The problem page's HTML: code highlighted by Pygments.
         self.for_page = lru_cache(maxsize=kept)(self._page_html)
-        # The API's HTML (`GET /api/problems/{id}`): judge.statement's, code left plain.
+        # The API's HTML (`GET /api/problems/{id}`): judge.authoring.statement's, code left plain.
         self.for_api = lru_cache(maxsize=kept)(render)
         # The colours of highlighted code (served at /highlight.css: generated, never committed).
         # xcode: every token 4.5:1 or more on the statement's code background (friendly's

@@ -28,8 +28,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from judge.casekit import case, data_path, outcome
-from judge.checkers import exact
+from judge.core.casekit import case, data_path, outcome
+from judge.core.checkers import exact
 
 FIELDS = (
     "hidden_size",

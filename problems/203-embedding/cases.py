@@ -56,8 +56,8 @@ float64 maths rounded to fp32), plus 30 extra random draws at vocab 50, dim 48:
 import torch
 import torch.nn.functional as F
 
-from judge.casekit import case, load_params, param_table
-from judge.checkers import allclose, distribution, exact, facts
+from judge.core.casekit import case, load_params, param_table
+from judge.core.checkers import allclose, distribution, exact, facts
 
 LOGITS = allclose(rtol=1e-5, atol=5e-5)
 GRADS = allclose(rtol=1e-5, atol=2e-6)

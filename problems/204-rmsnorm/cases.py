@@ -32,8 +32,8 @@ Checker choices, measured on torch 2.13 CPU:
 
 import torch
 
-from judge.casekit import case, load_params, param_table
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case, load_params, param_table
+from judge.core.checkers import allclose, exact, ulp
 
 GRADS = allclose(rtol=1e-5, atol=1e-6)
 MIXED = allclose(rtol=1e-5, atol=1e-5)

@@ -59,8 +59,8 @@ matrix, and everything in float64):
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact, ulp
 
 BF16_APPLY = ulp(max_ulps=1, max_fraction=0.01)
 LONG_TABLE = allclose(rtol=0.0, atol=2e-2)

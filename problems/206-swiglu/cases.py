@@ -60,8 +60,8 @@ at the end were measured, as the farthest a correct answer can reasonably drift.
 
 import torch
 
-from judge.casekit import case, load_params, param_table
-from judge.checkers import allclose, facts
+from judge.core.casekit import case, load_params, param_table
+from judge.core.checkers import allclose, facts
 
 BF16 = allclose(rtol=2e-2, atol=3e-2)
 GRADS = allclose(rtol=1e-5, atol=1e-5)

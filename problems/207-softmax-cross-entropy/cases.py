@@ -39,8 +39,8 @@ solutions/accepted, fp64 inside, and x - x.logsumexp(dim) with the tensor method
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact, ulp
 
 # Cases whose logits are in the hundreds or thousands test that nothing overflows; see the top.
 STABLE = allclose(rtol=1e-4, atol=1e-4)

@@ -50,8 +50,8 @@ import math
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact, ulp
 
 FP32 = allclose(rtol=1e-5, atol=2e-5)
 BF16 = ulp(max_ulps=1)

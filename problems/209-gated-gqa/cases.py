@@ -42,8 +42,8 @@ heads, transformers' Qwen3-Next eager order, and float64 throughout):
 
 import torch
 
-from judge.casekit import case, load_params
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case, load_params
+from judge.core.checkers import allclose, exact, ulp
 
 FP32 = allclose(rtol=1e-5, atol=1e-5)
 BF16 = allclose(rtol=1.6e-2, atol=5e-2)

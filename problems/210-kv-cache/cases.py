@@ -44,8 +44,8 @@ import math
 
 import torch
 
-from judge.casekit import case, outcome
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case, outcome
+from judge.core.checkers import allclose, exact, ulp
 
 BF16 = ulp(max_ulps=1, max_fraction=0.01)
 

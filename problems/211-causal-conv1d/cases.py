@@ -41,8 +41,8 @@ newest tap backwards) on these cases and on 30 random draws of (2, 64, 24), kern
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact, ulp
 
 BF16 = ulp(max_ulps=1, max_fraction=0.02)
 GRADS = allclose(rtol=1e-5, atol=1e-6)

@@ -38,8 +38,8 @@ of 4; everything in float64), on these cases and on random draws of (2, 4, 16..4
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact
 
 GRADS = allclose(rtol=1e-5, atol=1e-5)
 # o from fp64 inputs: computed in fp32 and returned in fp64, so fp32-sized tolerances.

@@ -51,8 +51,8 @@ float64, rounded at the end):
 
 import torch
 
-from judge.casekit import case
-from judge.checkers import allclose, exact, ulp
+from judge.core.casekit import case
+from judge.core.checkers import allclose, exact, ulp
 
 # Smallest gap allowed between neighbouring logits of a row (in the order that matters), so
 # that correct formulations, whose fp32 logits differ by an ulp or so, pick the same experts

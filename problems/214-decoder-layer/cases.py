@@ -50,8 +50,8 @@ Ratios are the worst |got - expected| / (atol + rtol |expected|); 1 is the edge.
 
 import torch
 
-from judge.casekit import case, load_params
-from judge.checkers import allclose, exact, facts, ulp
+from judge.core.casekit import case, load_params
+from judge.core.checkers import allclose, exact, facts, ulp
 
 FP32 = allclose()
 BF16 = allclose(rtol=2e-2, atol=5e-2)

@@ -50,11 +50,11 @@ import contextlib
 import torch
 from torch import nn
 
-from judge.casekit import case
-from judge.checkers import exact
+from judge.core.casekit import case
+from judge.core.checkers import exact
 
 try:  # the runner's own exception, so that a call is reported as a forbidden API
-    from judge.runner.guards import ForbiddenAPIError
+    from judge.core.runner.guards import ForbiddenAPIError
 except ImportError:  # pragma: no cover - the runner is always there in the sandbox
 
     class ForbiddenAPIError(RuntimeError):

@@ -32,7 +32,7 @@ float64 version of the reference:
   filters) pick the same ids. The bf16 mistakes only show in the filtered values (0.3%).
   top_p_ties_at_cut's draws: 6.4% on the groups row; the flat row's kept probabilities are
   all exactly 0.01 in every formulation, so no rounding can move its draw.
-- temperature_not_positive observes what each call did (judge.casekit.outcome: "raised
+- temperature_not_positive observes what each call did (judge.core.casekit.outcome: "raised
   ValueError", another class, or "returned normally"), compared exactly.
 - sample_distribution compares frequencies over 10000 draws (more would make a learner's
   per-row Python loop slow: 60000 rows took 2.5 s). Correct samplers that draw other ids (the
@@ -50,8 +50,8 @@ import math
 
 import torch
 
-from judge.casekit import case, outcome
-from judge.checkers import allclose, exact
+from judge.core.casekit import case, outcome
+from judge.core.checkers import allclose, exact
 
 # Frequencies over 10000 draws: a correct sampler that draws differently (another order, the
 # global generator) is within about 4 sd of the reference; see the top.

@@ -10,7 +10,7 @@ calls them): per layer input_layernorm, the mixer (linear_attn or self_attn),
 post_attention_layernorm and mlp, then the layer's output and the final norm from
 hidden_states=True, then the logits. decode_steps hooks every layer's mixer at every call. They
 observe these under `stages`, in the order the model computes them, and the diagnoser
-judge/diagnose/stages.py names the first stage that differs ("`layers.3.self_attn` (layer 3,
+judge/core/diagnose/stages.py names the first stage that differs ("`layers.3.self_attn` (layer 3,
 full attention); everything before it is right. Look at ... QK-norm, RoPE, ..."), which is where
 the mistake is. Nothing
 inside a mixer is hooked: those modules belong to the learner's part (problems 209 and 218),
@@ -55,8 +55,8 @@ import json
 
 import torch
 
-from judge.casekit import CaseSetupError, case, data_path
-from judge.checkers import allclose, exact
+from judge.core.casekit import CaseSetupError, case, data_path
+from judge.core.checkers import allclose, exact
 
 FP32 = allclose(rtol=1e-4, atol=5e-4)
 BF16 = allclose(rtol=0.1, atol=2.0)

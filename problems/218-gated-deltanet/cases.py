@@ -40,8 +40,8 @@ float64 from the input to the output), on these cases and on 40 other seeds of e
 
 import torch
 
-from judge.casekit import case, load_params, outcome, param_table
-from judge.checkers import allclose, exact
+from judge.core.casekit import case, load_params, outcome, param_table
+from judge.core.checkers import allclose, exact
 
 FP32 = allclose(rtol=1e-5, atol=1e-5)
 GRADS = allclose(rtol=2e-5, atol=2e-5)

@@ -15,12 +15,12 @@ import json
 
 import pytest
 
+from judge.authoring.package import Problem
+from judge.core.backend import Backend
+from judge.core.grading import judge_source
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem
 from judge.scratch import run_scratch
-from judge.verdicts import Verdict
-from sandbox.backend import Backend
 from tests.factories import local_backend, make_package, shared_backend
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 # What only the hidden case holds: a word in its code and the value of its input.
 CASES = '''
 import torch
-from judge.casekit import case
+from judge.core.casekit import case
 
 HIDDEN_NOTE = "HIDDEN" + "-CASE-" + "5e1d"
 HIDDEN_VALUE = 8675.309

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from judge.execution import RUNNER
+from judge.authoring.package import Problem
+from judge.core.backend import Limits, Outcome
+from judge.core.execution import RUNNER
+from judge.core.grading import judge_source
+from judge.core.report import Report
+from judge.core.runner.job import RunnerJob
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem
-from judge.report import Report
-from judge.runner.job import RunnerJob
-from sandbox.backend import Limits, Outcome
 from sandbox.docker_backend import DockerBackend
 from sandbox.docker_warm import PoolPolicy
 from sandbox.image import LABEL, SANDBOX_USER

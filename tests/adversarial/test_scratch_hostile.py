@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from judge.authoring.package import Problem
 from judge.expected import ExpectedStore
-from judge.package import Problem
 from judge.scratch import run_scratch
 from sandbox.docker_backend import DockerBackend
 from tests.adversarial.hostile import MARKER
@@ -69,8 +69,8 @@ f(torch.ones(4, 8))
 # descriptor that is neither stderr nor closed), then leaves before the runner writes its own.
 FORGE = """
 import os, torch
-from judge.observations import encode
-from judge.protocol import encode_frame
+from judge.core.observations import encode
+from judge.core.protocol import encode_frame
 
 def call(entry, *args, kind="function", **extra):
     return {"entry": entry, "kind": kind, "args": list(args), "kwargs": {}, "out": torch.zeros(1), **extra}

@@ -8,8 +8,8 @@ import gc
 import pytest
 
 from judge.backends import BackendUnavailable, make_backend, require_sandbox
+from judge.core.local import LocalBackend
 from judge.settings import SandboxSettings
-from sandbox.local import LocalBackend
 
 NO_ENGINE = "unix:///tmp/no-docker-engine-here.sock"
 

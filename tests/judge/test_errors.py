@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from tests.paths import REPO_ROOT
 
 PACKAGES = ("judge", "sandbox", "web")
@@ -20,13 +20,13 @@ NOT_WALKED = (REPO_ROOT / "web" / "migrations",)
 OUTSIDE = {
     # Raised into or around a learner's code by the runner: judged as their code's failure (and
     # a case's `except Exception` or a learner's own handler must see them as any other error).
-    "judge.runner.guards.ForbiddenAPIError",
-    "judge.runner.parts.MissingPartError",
-    "judge.runner.main.MissingEntryPointError",
-    "judge.casekit.CaseSetupError",
+    "judge.core.runner.guards.ForbiddenAPIError",
+    "judge.core.runner.parts.MissingPartError",
+    "judge.core.runner.parts.MissingEntryPointError",
+    "judge.core.casekit.CaseSetupError",
     # The practice kit's judge.py is a program of its own: it imports the copied library only
     # once main() has put it on sys.path, and it says its errors in the learner's language.
-    "judge.practice.KitError",
+    "judge.authoring.practice.KitError",
 }
 
 
@@ -64,7 +64,7 @@ def test_every_exception_of_the_judge_the_sandbox_and_the_web_is_a_judge_error()
     classes = exception_classes()
     assert len(classes) >= 20 and classes.keys() >= OUTSIDE, sorted(classes)
     stray = sorted(n for n, c in classes.items() if n not in OUTSIDE and not issubclass(c, JudgeError))
-    assert not stray, f"not under judge.errors.JudgeError: {stray}"
+    assert not stray, f"not under judge.core.errors.JudgeError: {stray}"
     inside = sorted(n for n in OUTSIDE if issubclass(classes[n], JudgeError))
     assert not inside, f"a learner's or the kit's exceptions under JudgeError: {inside}"
 
@@ -73,8 +73,8 @@ def test_an_error_keeps_the_standard_type_it_had() -> None:
     """Under the root, an error is still what callers caught it as (a ValueError, an OSError)."""
     classes = exception_classes()
     for name, base in [
-        ("judge.protocol.ProtocolError", ValueError),
-        ("judge.observations.ObservationError", ValueError),
+        ("judge.core.protocol.ProtocolError", ValueError),
+        ("judge.core.observations.ObservationError", ValueError),
         ("sandbox.wire.WireError", ValueError),
         ("sandbox.seccomp.SeccompUnavailable", OSError),
     ]:

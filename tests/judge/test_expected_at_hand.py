@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judge.authoring.package import Problem
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import judge, local_backend, make_package
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
+from judge.authoring.package import Problem
 from judge.expected import ExpectedStore
-from judge.package import Problem
 from judge.scratch import Profile, admit, public_profile, run_scratch
 from tests.factories import local_backend
 from tests.web.factories import PKG_204

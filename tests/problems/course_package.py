@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from judge.package import Problem, find_problem
+from judge.authoring.package import Problem, find_problem
 from tests.paths import REPO_ROOT
 
 PROBLEMS_DIR = REPO_ROOT / "problems"

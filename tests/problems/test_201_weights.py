@@ -24,7 +24,7 @@ from transformers import Qwen3_5Config, Qwen3_5TextConfig
 from transformers import logging as hf_logging
 from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration
 
-from judge.package import Problem
+from judge.authoring.package import Problem
 from tests.paths import REPO_ROOT
 from tests.problems.course_package import course_package, forget_course_package
 

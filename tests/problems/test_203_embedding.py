@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from judge.casekit import Rng
-from judge.checkers.distribution import ks_statistic
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng
+from judge.core.checkers.distribution import ks_statistic
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source, package_module, source_module
 from tests.paths import REPO_ROOT
 

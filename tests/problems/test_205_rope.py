@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from judge.authoring.package import Problem
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source
 from tests.paths import REPO_ROOT
 

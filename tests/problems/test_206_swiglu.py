@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 import torch
 
+from judge.authoring.package import Problem
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_case_names, failing_cases, judge_problem, source_module
 from tests.paths import REPO_ROOT
 

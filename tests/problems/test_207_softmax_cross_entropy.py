@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from judge.authoring.package import Problem
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_case_names, judge_problem
 from tests.paths import REPO_ROOT
 

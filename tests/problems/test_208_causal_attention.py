@@ -6,11 +6,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from judge.casekit import Rng
+from judge.authoring.mutation.generate import generate
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_case_names, failing_cases, judge_problem, package_module, source_module
 from tests.paths import REPO_ROOT
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from judge.authoring.package import Problem
+from judge.core.grading import judge_source
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import judge_problem, package_module, shared_backend
 from tests.paths import REPO_ROOT
 

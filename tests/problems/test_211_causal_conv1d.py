@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from judge.casekit import Rng
-from judge.compare import compare
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng
+from judge.core.compare import compare
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 from tests.paths import REPO_ROOT
 

@@ -12,11 +12,11 @@ import torch
 from transformers import Qwen3_5MoeTextConfig
 from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import Qwen3_5MoeSparseMoeBlock
 
-from judge.casekit import Rng
+from judge.authoring.mutation.generate import generate
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.mutation.generate import generate
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import judge_problem, package_module
 from tests.paths import REPO_ROOT
 

@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from judge.casekit import Rng, load_params
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng, load_params
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, package_module
 from tests.paths import REPO_ROOT
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 from torch import nn
 
-from judge.casekit import Rng
+from judge.authoring.package import Problem
+from judge.core.casekit import Rng
+from judge.core.runner.guards import ForbiddenAPIError
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.runner.guards import ForbiddenAPIError
-from judge.verdicts import Verdict
 from tests.factories import failing_cases, judge_problem, mutant_source, source_module
 from tests.paths import REPO_ROOT
 

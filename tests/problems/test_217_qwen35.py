@@ -24,13 +24,13 @@ import torch
 from transformers import Qwen3_5ForCausalLM
 from transformers import logging as hf_logging
 
-from judge import casekit
-from judge.casekit import Rng
-from judge.compare import compare
-from judge.diagnose import diagnose_case
+from judge.authoring.package import Problem
+from judge.core import casekit
+from judge.core.casekit import Rng
+from judge.core.compare import compare
+from judge.core.diagnose import diagnose_case
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.package import Problem
-from judge.verdicts import Verdict
 from tests.factories import judge_problem, source_module
 from tests.paths import REPO_ROOT
 from tests.problems.course_package import course_package, forget_course_package

@@ -24,11 +24,11 @@ from transformers import Qwen3_5TextConfig
 from transformers.cache_utils import DynamicCache
 from transformers.models.qwen3_5 import modeling_qwen3_5 as hf
 
+from judge.authoring.package import Problem, SolutionFile
+from judge.core.grading import judge_source
+from judge.core.runner.job import PartSource
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem, SolutionFile
-from judge.runner.job import PartSource
-from judge.verdicts import Verdict
 from tests.factories import judge_problem, shared_backend
 from tests.paths import REPO_ROOT
 from tests.problems.course_package import course_package, forget_course_package

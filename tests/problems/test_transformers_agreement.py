@@ -37,7 +37,7 @@ from transformers.generation.logits_process import (
 from transformers.masking_utils import create_causal_mask
 from transformers.models.qwen3_5 import modeling_qwen3_5 as hf
 
-from judge.package import Problem
+from judge.authoring.package import Problem
 from tests.factories import package_module
 from tests.paths import REPO_ROOT
 

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from sandbox.backend import Outcome, RunnerSpec
+from judge.core.backend import Outcome, RunnerSpec
 from sandbox.engine import EngineFailure, retried
 
 
 def test_a_runner_spec_names_its_preload_and_entry_together() -> None:
-    assert RunnerSpec(("-m", "judge.runner"), preload="m:prepare", entry="m:main").poolable
+    assert RunnerSpec(("-m", "judge.core.runner"), preload="m:prepare", entry="m:main").poolable
     assert not RunnerSpec(("-c", "pass")).poolable
     with pytest.raises(ValueError, match="both"):
         RunnerSpec(("-m", "x"), entry="x:main")

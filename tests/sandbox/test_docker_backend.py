@@ -10,7 +10,7 @@ from dataclasses import replace
 import docker
 import pytest
 
-from sandbox.backend import Limits, Outcome, RunnerSpec
+from judge.core.backend import Limits, Outcome, RunnerSpec
 from sandbox.docker_backend import DockerBackend
 from sandbox.engine import ContainerPolicy, Engine
 from sandbox.image import LABEL

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.errors import JudgeError
+from judge.core.errors import JudgeError
 from sandbox import wire
 from sandbox.errors import SandboxError
 from tests.judge.test_errors import exception_classes

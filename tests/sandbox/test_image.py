@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from judge.backends import runner_code
-from sandbox.backend import Limits, RunnerSpec
+from judge.core.backend import Limits, RunnerSpec
 from sandbox.docker_backend import DockerBackend
 from sandbox.engine import Engine
 from sandbox.image import build_base, find_base, offline_base_tag, pulled_base_tag, runtime_image

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.core.backend import Limits, Outcome, RunnerSpec
 from sandbox import probe
-from sandbox.backend import Limits, Outcome, RunnerSpec
 from sandbox.docker_backend import DockerBackend
 from sandbox.docker_warm import Mode, PoolPolicy
 from sandbox.engine import Engine

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.core.backend import Limits, Outcome
 from sandbox import forkserver, probe
-from sandbox.backend import Limits, Outcome
 from sandbox.docker_backend import DockerBackend
 from sandbox.docker_warm import Mode, PoolPolicy
 from sandbox.engine import Engine

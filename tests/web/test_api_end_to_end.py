@@ -24,8 +24,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 import judge
-from judge.package import Problem
-from judge.texts import split_pair
+from judge.authoring.package import Problem
+from judge.core.texts import split_pair
 from tests.web.factories import (
     METRICS_HEADERS,
     PASSWORD,

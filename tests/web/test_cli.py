@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from judge.package import all_problem_dirs
+from judge.authoring.package import all_problem_dirs
 from tests.paths import REPO_ROOT
 from tests.web.factories import PROBLEMS, free_port
 from web.auth.models import User

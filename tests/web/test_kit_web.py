@@ -20,7 +20,7 @@ from typing import Any, cast
 import pytest
 from fastapi import FastAPI
 
-from judge.kit import build_kit
+from judge.authoring.kit import build_kit
 from tests.web.factories import (
     PASSWORD,
     PROBLEMS,

@@ -11,9 +11,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from judge.texts import split_pair
-from judge.verdicts import Verdict, label
-from sandbox.local import UNSANDBOXED_WARNING
+from judge.core.local import UNSANDBOXED_WARNING
+from judge.core.texts import split_pair
+from judge.core.verdicts import Verdict, label
 from tests.web.factories import PASSWORD, bearer, error_of, make_client, make_settings, register, unique_name
 from web.language import LANGUAGE_COOKIE
 

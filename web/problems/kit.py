@@ -24,7 +24,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from judge.kit import build_kit, kit_fingerprint, learner_entries, with_files, zip_kit
+from judge.authoring.kit import build_kit, kit_fingerprint, learner_entries, with_files, zip_kit
 from web.deps import DbDep, PlatformDep, get_principal
 from web.errors import N_, ApiError
 from web.platform import Platform

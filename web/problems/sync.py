@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from judge.package import PackageError, Problem, all_problem_dirs
+from judge.authoring.package import PackageError, Problem, all_problem_dirs
 from web.db import transaction
 from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion

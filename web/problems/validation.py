@@ -13,9 +13,9 @@ from pathlib import Path
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from judge.authoring.validate import validate_package
+from judge.core.backend import Backend
 from judge.settings import JudgeSettings
-from judge.validate import validate_package
-from sandbox.backend import Backend
 from web.db import utcnow
 from web.errors import N_, ApiError
 from web.problems.models import ProblemValidation, ProblemVersion, ValidationState

@@ -5,7 +5,7 @@ hundreds would tabulate the reference, so they are counted per learner and probl
 window, from the scratch runs themselves: a run keeps in its stored result how many calls the
 reference answered (`replayed`), and the runs stay while their window counts them
 (web.scratch.service). Runs at the same moment may together go over by one run's calls at most
-(judge.runner.scratch.MAX_CALLS); the per-account cap on running jobs bounds how many.
+(judge.core.runner.scratch.MAX_CALLS); the per-account cap on running jobs bounds how many.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from judge.runner.scratch import MAX_SNIPPET
+from judge.core.runner.scratch import MAX_SNIPPET
 from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
 from web.scratch import service
 from web.scratch.service import ScratchView

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from judge.runner.scratch import MAX_SNIPPET
+from judge.core.runner.scratch import MAX_SNIPPET
 from web.auth import ratelimit
 from web.auth.models import User
 from web.db import utcnow

@@ -23,13 +23,13 @@ from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from judge.authoring.package import Problem
+from judge.authoring.solutions import Solution, read_solutions
+from judge.core.backend import Backend
+from judge.core.grading import judge_source
+from judge.core.report import Report
+from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem
-from judge.report import Report
-from judge.solutions import Solution, read_solutions
-from judge.verdicts import Verdict
-from sandbox.backend import Backend
 from web.auth.models import User
 from web.errors import N_, ApiError, not_found
 from web.platform import Platform

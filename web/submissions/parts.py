@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
-from judge.package import Problem
-from judge.runner.job import PartSource
-from judge.verdicts import Verdict
+from judge.authoring.package import Problem
+from judge.core.runner.job import PartSource
+from judge.core.verdicts import Verdict
 from web.submissions.models import Mode, Submission
 
 

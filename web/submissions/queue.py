@@ -33,8 +33,8 @@ from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
-from judge.report import Report
-from judge.verdicts import Verdict
+from judge.core.report import Report
+from judge.core.verdicts import Verdict
 from web.db import transaction, utcnow
 from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judge.texts import Text, split_pair
+from judge.core.texts import Text, split_pair
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
 # What a learner sees of a hidden case: no message (it holds expected values and indices), no

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from judge.authoring.package import Problem
+from judge.core.backend import Backend
+from judge.core.grading import judge_source
+from judge.core.report import Report
+from judge.core.runner.job import PartSource
 from judge.expected import ExpectedStore
-from judge.grading import judge_source
-from judge.package import Problem
-from judge.report import Report
-from judge.runner.job import PartSource
 from judge.scratch import run_scratch
-from sandbox.backend import Backend
 from web.db import transaction
 from web.metrics import Metrics
 from web.notify import Notices, Topic

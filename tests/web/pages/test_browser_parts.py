@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from judge.package import Problem
+from judge.authoring.package import Problem
 from tests.web.factories import PROBLEMS, unique_name
 from tests.web.pages.test_browser import (
     Site,

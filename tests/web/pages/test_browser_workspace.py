@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Locator, Page, ViewportSize, expect
 
-from judge.package import Problem
+from judge.authoring.package import Problem
 from tests.web.factories import PKG_204, read_204, unique_name
 from tests.web.pages.test_browser import (
     JUDGED_S,

@@ -1,0 +1,277 @@
+"""Run solutions through a backend and turn the raw outcome into per-case runner results.
+
+Nothing here decides correctness: that happens in grading, against the reference. This
+module says what the runner reported for each case, and, for cases it never reported, why
+the process stopped (time, memory, output, a crash, or the judge's own failure).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import signal
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from judge.core.backend import Backend, Limits, Outcome, RunnerSpec
+from judge.core.interfaces import JudgedProblem
+from judge.core.messages import msg
+from judge.core.observations import ObservationError, decode
+from judge.core.protocol import SAFETENSORS_DTYPES, Frame, ParsedStream, StreamLimits, parse_stream
+from judge.core.results import CaseRun, RunResult, SolutionRun, Stop
+from judge.core.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
+from judge.core.runner.main import EXIT_INTERNAL
+from judge.core.texts import same
+from judge.core.verdicts import Verdict
+
+PROBLEM_ID = re.compile(r"[0-9]{3,5}")
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(\.[A-Za-z_][A-Za-z0-9_]{0,40}){0,4}")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# What the runner says a returned tensor is when the stream cannot carry it (a dtype, a layout).
+UNRETURNABLE = re.compile(r"[a-z][a-z0-9_.]{0,47}")
+RETURNABLE_DTYPES = ", ".join(str(dtype).removeprefix("torch.") for dtype, _ in SAFETENSORS_DTYPES.values())
+LOG_TAIL = 2000
+
+# The judge's runner, as every backend is built to run it: cold, `python -m judge.core.runner`
+# (which prepares itself, then runs the job on stdin); pooled, a fork server that called
+# prepare() once and calls warm() and then main() in each job's child.
+RUNNER = RunnerSpec(
+    cold_args=("-m", "judge.core.runner"),
+    preload="judge.core.runner.main:prepare",
+    entry="judge.core.runner.main:main",
+    warm="judge.core.runner.main:warm",
+)
+
+
+def limits_for(problem: JudgedProblem, startup_s: float) -> Limits:
+    spec = problem.spec.limits
+    return Limits(
+        startup_s=startup_s,
+        wall_s=spec.time_s,
+        cpu_s=startup_s + spec.time_s,
+        memory_bytes=spec.memory_mb * 1024 * 1024,
+        log_bytes=spec.output_kb * 1024,
+    )
+
+
+def batch_limits(base: Limits, n: int) -> Limits:
+    """Limits for one trusted process that runs `n` of the author's solutions in turn."""
+    return replace(base, wall_s=base.wall_s * n, cpu_s=base.cpu_s + base.wall_s * n, log_bytes=1024 * 1024)
+
+
+def run_solutions(
+    problem: JudgedProblem,
+    solutions: list[SolutionSource],
+    case_names: list[str],
+    backend: Backend,
+    limits: Limits,
+    parts: Sequence[PartSource] = (),
+    cases_source: str | None = None,
+) -> RunResult:
+    """`cases_source`: the cases module the job carries (the package's whole cases.py unless
+    given: a job whose output reaches the learner gets judge.core.public_cases' text instead)."""
+    if cases_source is None:
+        cases_source = problem.read("cases.py")
+    job = RunnerJob(
+        problem=problem.id,
+        entry_points=list(problem.spec.entry_points),
+        cases_source=cases_source,
+        cases_code=marshalled_cases(cases_source),
+        case_names=case_names,
+        solutions=solutions,
+        forbidden=list(problem.spec.forbidden),
+        parts=list(parts),
+        data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
+    )
+    outcome = backend.run(job.to_bytes(), limits)
+    stream_limits = StreamLimits(max_bytes=limits.result_bytes)
+    parsed = parse_stream(outcome.result, stream_limits)
+    return interpret(parsed, outcome, len(solutions), limits, case_names, problem.spec.entry_points)
+
+
+def interpret(
+    parsed: ParsedStream,
+    outcome: Outcome,
+    n_solutions: int,
+    limits: Limits,
+    case_names: Sequence[str] | None = None,
+    entry_points: Sequence[str] | None = None,
+) -> RunResult:
+    """`case_names`: the cases the job asked for; with them, a `done` frame counts only once
+    every solution's load and every loaded solution's cases were reported. `entry_points`: the
+    problem's; a load frame's missing ones are believed only among them."""
+    runs = [SolutionRun() for _ in range(n_solutions)]
+    runtime: dict[str, Any] = {}
+    finished = False
+    stream_error = parsed.error
+    for frame in parsed.frames:
+        # Frames are untrusted (learner code shares the runner's process and can write to its
+        # stream): any failure to make sense of one is a damaged stream, never the judge's error.
+        try:
+            kind, problem = _read_frame(frame, runs, entry_points)
+        except ObservationError as exc:
+            kind, problem = "", str(exc)
+        except Exception:  # whatever a forged frame provokes, the stream is damaged
+            kind, problem = "", "a frame cannot be read"
+        if problem is not None:
+            stream_error = stream_error or problem
+            break
+        if kind == "hello":
+            runtime = {k: frame.head.get(k) for k in ("torch", "python", "protocol")}
+        finished = finished or kind == "done"
+    started = any(r.load_status is not None for r in runs)
+    if finished and started and case_names is not None and not _complete(runs, case_names):
+        # The runner writes `done` only after all of that: this one came from learner code
+        # (which can write to the stream), and the run ended before the runner finished. Not
+        # finished, then: the learner's early end (RE), never cases the runner "forgot" (SE).
+        finished = False
+    stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
+    if stop is not None and stop.verdict == Verdict.TLE:
+        stop.ran_ms = cut_off_ms(outcome, runs)
+    return RunResult(runs, outcome, stop, runtime)
+
+
+def _complete(runs: list[SolutionRun], case_names: Sequence[str]) -> bool:
+    """Whether the stream reports everything a finished runner reports for the job."""
+    for run in runs:
+        if run.load_status in (None, "started"):
+            return False
+        if run.load_status == "ok" and any(name not in run.cases for name in case_names):
+            return False
+    return True
+
+
+def cut_off_ms(outcome: Outcome, runs: list[SolutionRun]) -> float:
+    """The time the case cut off by the clock had run: the run's time since the runner was ready
+    (when its clock starts) less what the reported cases took. A time-out so reads about the
+    time limit, not the milliseconds of the cases that finished before it."""
+    since_ready = outcome.wall_s - (outcome.ready_s or 0.0)
+    reported = sum(c.time_ms for r in runs for c in r.cases.values())
+    return round(max(0.0, since_ready * 1000 - reported), 1)
+
+
+def _read_frame(
+    frame: Frame, runs: list[SolutionRun], entry_points: Sequence[str] | None = None
+) -> tuple[str, str | None]:
+    """Record one frame in `runs`. Returns its kind and what is wrong with it (None if nothing)."""
+    head, kind = frame.head, frame.kind
+    if kind in ("hello", "done"):
+        return kind, None
+    index = head.get("solution")
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(runs):
+        return kind, "a frame names a solution that the job does not hold"
+    if kind == "load":
+        status, message = head.get("status"), head.get("message", "")
+        run = runs[index]
+        run.load_status = status[:40] if isinstance(status, str) else "?"
+        run.load_message = message[:8000] if isinstance(message, str) else ""
+        used, part, module = head.get("parts", []), head.get("part"), head.get("module")
+        if isinstance(used, list):
+            run.parts_used = [p for p in used[:64] if isinstance(p, str) and PROBLEM_ID.fullmatch(p)]
+        lacking = head.get("missing", [])
+        # Only a loaded solution's: one that lacks them all did not load (its message says so).
+        # Untrusted like the rest: only the problem's own entry points are named.
+        if isinstance(lacking, list) and run.load_status == "ok":
+            run.missing_entries = [
+                n
+                for n in lacking[:64]
+                if isinstance(n, str)
+                and IDENTIFIER.fullmatch(n)
+                and (entry_points is None or n in entry_points)
+            ]
+        # Untrusted like every frame: only a well-formed id and module name are taken.
+        if (
+            isinstance(part, str)
+            and isinstance(module, str)
+            and PROBLEM_ID.fullmatch(part)
+            and MODULE_NAME.fullmatch(module)
+        ):
+            run.missing_part = (part, module)
+        return kind, None
+    if kind == "case":
+        name = head.get("case")
+        if not isinstance(name, str):
+            return kind, "case frame without a case name"
+        try:
+            runs[index].cases[name] = case_run(head, frame.tensors, runs[index].missing_entries)
+        except ObservationError as exc:
+            return kind, f"case {name[:100]}: {exc}"
+        return kind, None
+    return kind, f"unknown frame kind {kind[:40]!r}"
+
+
+def case_run(head: dict[str, Any], tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
+    """`missing_entries`: the entry points the solution's load frame said it lacks; a case that
+    failed on one of those is worded by the judge, naming it (any other name is not believed)."""
+    status = head.get("status")
+    time_ms = head.get("time_ms")
+    elapsed = 0.0
+    if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) and 0 <= time_ms < 1e9:
+        elapsed = float(time_ms)
+    message = head.get("message", "")
+    message = message[:8000] if isinstance(message, str) else ""
+    if status == "ok":
+        return CaseRun("ok", elapsed, decode(head.get("obs"), tensors))
+    if status == "forbidden":
+        api = head.get("api")
+        return CaseRun("forbidden", elapsed, api=api[:200] if isinstance(api, str) else "?")
+    entry = head.get("missing_entry")
+    if status == "error" and isinstance(entry, str) and entry in missing_entries:
+        text = msg("entry_point_missing_case", name=entry)
+        return CaseRun("error", elapsed, message=text.both(), text=text, missing_entry=entry)
+    what = head.get("unreturnable")
+    if status == "error" and isinstance(what, str) and UNRETURNABLE.fullmatch(what):
+        if what.startswith("torch."):
+            text = msg("unreturnable_dtype", dtype=what, allowed=RETURNABLE_DTYPES)
+        else:
+            text = msg("unreturnable_layout", kind=what)
+        return CaseRun("error", elapsed, message=text.both(), text=text)
+    if status in ("error", "memory"):
+        return CaseRun(status, elapsed, message=message)
+    shown = repr(status[:40]) if isinstance(status, str) else f"of type {type(status).__name__}"
+    raise ObservationError(f"unknown case status {shown}")
+
+
+def classify_stop(
+    outcome: Outcome,
+    ready: bool,
+    finished: bool,
+    stream_error: str | None,
+    limits: Limits,
+    code_started: bool = False,
+) -> Stop | None:
+    """Why the run ended early, in words a learner understands; None for a normal finish."""
+    tail = outcome.log.decode("utf-8", errors="replace")[-LOG_TAIL:].strip()
+    more = same(f":\n{tail}" if tail else "")
+    if outcome.system_error:
+        return Stop(Verdict.SE, msg("sandbox_failed", error=outcome.system_error))
+    if outcome.startup_timed_out or not ready:
+        return Stop(
+            Verdict.SE, msg("runner_not_ready" if outcome.startup_timed_out else "runner_failed_early") + more
+        )
+    if outcome.result_overflow:
+        return Stop(Verdict.OLE, msg("outputs_too_large", mib=limits.result_bytes // (1024 * 1024)))
+    if outcome.log_overflow:
+        return Stop(Verdict.OLE, msg("printed_too_much", kib=limits.log_bytes // 1024))
+    if outcome.timed_out or outcome.cpu_exceeded:
+        cpu = outcome.cpu_exceeded and not outcome.timed_out
+        return Stop(Verdict.TLE, msg("out_of_cpu" if cpu else "out_of_time", limit=f"{limits.wall_s:g}"))
+    if outcome.memory_exceeded:
+        return Stop(Verdict.MLE, msg("out_of_memory", mib=limits.memory_bytes // (1024 * 1024)))
+    if outcome.exit_code == EXIT_INTERNAL and code_started:
+        # Submitted code shares the runner's process; once it ran, it may be what broke it.
+        return Stop(Verdict.RE, msg("runner_broken") + more)
+    if outcome.exit_code == EXIT_INTERNAL:
+        return Stop(Verdict.SE, msg("runner_internal") + more)
+    if outcome.signal is not None:
+        try:
+            name = signal.Signals(outcome.signal).name
+        except ValueError:
+            name = f"signal {outcome.signal}"
+        return Stop(Verdict.RE, msg("killed_by_signal", name=name))
+    if stream_error:
+        return Stop(Verdict.RE, msg("stream_damaged", why=stream_error))
+    if not finished:
+        return Stop(Verdict.RE, msg("ended_early", code=outcome.exit_code))
+    return None

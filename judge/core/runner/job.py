@@ -1,0 +1,113 @@
+"""The job the judge sends to the runner on stdin: code to load and cases to run. No expected values.
+
+Besides the solutions, a job carries the parts they may import (other problems' solutions,
+as modules of the course package `qwen/`) and the package's data files the cases read (a
+checkpoint, say), base64-encoded: everything the code needs travels inside the sandboxed job.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import importlib.util
+import json
+import marshal
+import types
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from judge.core.protocol import PROTOCOL_VERSION
+
+LEARNER_FILE = "solution.py"
+MAX_JOB_BYTES = 16 * 1024 * 1024
+CASES_FILE = "cases.py"
+# How cases.py is compiled, wherever that happens: as before in the runner, whose module has
+# `from __future__ import annotations` and passed it on.
+_CASES_FLAGS = annotations.compiler_flag
+
+
+@dataclass(frozen=True)
+class SolutionSource:
+    name: str  # "solution" for a learner; "reference", "wrong/bf16_stats", ... in trusted runs
+    source: str
+    filename: str = LEARNER_FILE
+
+
+@dataclass(frozen=True)
+class PartSource:
+    """Another problem's solution, importable as `module` (e.g. qwen.norm) by the solutions.
+
+    `source` None: the learner has not solved that problem yet; importing it fails with a
+    message naming the problem. `origin` says whose code it is: "reference" (the package's,
+    for authors and validation), "learner" (their accepted submission or local file),
+    "file" (given on the command line) or "missing"."""
+
+    problem: str
+    module: str
+    source: str | None
+    origin: str = "reference"
+
+    @property
+    def filename(self) -> str:
+        """Where tracebacks say the code is: qwen/norm.py, as in the course's file tree."""
+        return self.module.replace(".", "/") + ".py"
+
+
+@dataclass(frozen=True)
+class RunnerJob:
+    problem: str
+    entry_points: list[str]
+    cases_source: str
+    case_names: list[str]
+    solutions: list[SolutionSource]
+    forbidden: list[str] = field(default_factory=list)
+    parts: list[PartSource] = field(default_factory=list)
+    # Package files the cases read (judge.core.casekit.data_path): relative path -> base64 bytes.
+    data: dict[str, str] = field(default_factory=dict)
+    threads: int = 1
+    protocol: int = PROTOCOL_VERSION
+    # cases.py compiled by the judge (the author's code, which the judge imports itself):
+    # base64 of the interpreter's magic number and the marshalled code. A runner on the same
+    # Python version loads it instead of compiling the file again (3 ms a job); any other
+    # compiles `cases_source`.
+    cases_code: str = ""
+    # The scratch cell (judge.core.runner.scratch): {"role": "learner", "snippet": ...} runs the
+    # snippet after the solution instead of cases; {"role": "reference", "calls", "blob"}
+    # replays recorded calls on the reference. None for a judgement.
+    scratch: dict[str, Any] | None = None
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> RunnerJob:
+        raw: dict[str, Any] = json.loads(data.decode("utf-8"))
+        if raw.get("protocol") != PROTOCOL_VERSION:
+            raise ValueError(f"runner speaks protocol {PROTOCOL_VERSION}, job has {raw.get('protocol')!r}")
+        raw["solutions"] = [SolutionSource(**s) for s in raw["solutions"]]
+        raw["parts"] = [PartSource(**p) for p in raw.get("parts", [])]
+        return cls(**raw)
+
+
+def compile_cases(source: str) -> types.CodeType:
+    code: types.CodeType = compile(source, CASES_FILE, "exec", flags=_CASES_FLAGS, dont_inherit=True)
+    return code
+
+
+@functools.lru_cache(maxsize=64)
+def marshalled_cases(source: str) -> str:
+    """`cases_code` for a cases.py: compiled once per text in a judging process."""
+    raw = importlib.util.MAGIC_NUMBER + marshal.dumps(compile_cases(source))
+    return base64.b64encode(raw).decode("ascii")
+
+
+def load_cases_code(job: RunnerJob) -> types.CodeType:
+    """The job's cases.py as code: its compiled form where this interpreter can load that."""
+    magic = importlib.util.MAGIC_NUMBER
+    if job.cases_code:
+        raw = base64.b64decode(job.cases_code)
+        if raw[: len(magic)] == magic:
+            code = marshal.loads(raw[len(magic) :])
+            if isinstance(code, types.CodeType):
+                return code
+    return compile_cases(job.cases_source)
