@@ -8,10 +8,12 @@ from typing import Literal
 from judge.core.backend import Backend
 from judge.core.errors import JudgeError
 from judge.core.execution import RUNNER
-from judge.core.local import UNSANDBOXED_WARNING, LocalBackend
+from judge.core.local import LocalBackend
+from judge.core.messages import msg
+from judge.core.texts import Text
 from judge.settings import CODE_ROOT, SandboxSettings
 
-__all__ = ["UNSANDBOXED_WARNING", "make_backend", "require_sandbox"]
+__all__ = ["make_backend", "require_sandbox"]
 
 BackendName = Literal["auto", "local", "docker"]
 
@@ -27,7 +29,7 @@ def runner_code() -> dict[str, Path]:
     return {"judge": CODE_ROOT / "judge", "sandbox": CODE_ROOT / "sandbox"}
 
 
-def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, list[str]]:
+def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, list[Text]]:
     """The backend, built to run the judge's runner, and any warnings to show about the choice.
 
     `auto` takes Docker wherever an engine answers and the runtime image is built, and
@@ -55,10 +57,7 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
         if name == "docker":
             raise BackendUnavailable(str(exc)) from exc
         reason = str(exc)
-    return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), [
-        f"没有可用的 Docker 沙箱，改用本地后端 no Docker sandbox ({reason}); using the local backend, "
-        "which is no security boundary"
-    ]
+    return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), [msg("no_docker_fallback", reason=reason)]
 
 
 def require_sandbox(backend: Backend, allow_unsandboxed: bool) -> None:

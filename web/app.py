@@ -115,7 +115,7 @@ def create_app(
         except Exception as exc:  # report, do not crash: this is what monitoring polls
             body.update(status="degraded", database=f"error: {type(exc).__name__}")
         if p.warnings:
-            body["warnings"] = p.warnings
+            body["warnings"] = [w.to_dict() for w in p.warnings]
         return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
 
     @app.get("/metrics", tags=["ops"])

@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from judge.authoring.package import Problem
 from judge.backends import make_backend, require_sandbox
+from judge.core.messages import msg
+from judge.core.texts import Text
 from judge.expected import ExpectedStore
 from web.db import make_engine, make_sessionmaker
 from web.language import Catalogs
@@ -153,7 +155,7 @@ class Platform:
     pool: WorkerPool | None = None
     judge: JudgeContext | None = None  # None when this process judges nothing (workers = 0)
     backend_name: str = "none"
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Text] = field(default_factory=list)
     # Where learners reach this server (JUDGE_PUBLIC_URL, else the listen address): the kit's.
     public_url: str = "http://127.0.0.1:8000"
     # What the platform keeps, so that two platforms in one process (tests) never share it.
@@ -192,14 +194,12 @@ class Platform:
 
 def judge_context(
     settings: WebSettings, problems: dict[str, Problem], serving_others: bool
-) -> tuple[JudgeContext, list[str]]:
+) -> tuple[JudgeContext, list[Text]]:
     """The judge for workers. Code of other people needs a real sandbox unless allowed."""
     backend, warnings = make_backend(settings.backend, settings.sandbox)
     require_sandbox(backend, settings.allow_unsandboxed or not serving_others)
     if not backend.is_sandbox:
-        warnings.append(
-            "评测没有沙箱 judging without a sandbox: only for a server that you alone use on this machine"
-        )
+        warnings.append(msg("judging_unsandboxed"))
     context = JudgeContext(
         problems, backend, ExpectedStore(settings.cache_dir, settings.startup_s), settings.startup_s
     )

@@ -141,7 +141,8 @@ def shown_database(settings: WebSettings) -> str:
 def _announce(platform: Platform, settings: WebSettings, host: str, port: int, processes: int) -> None:
     from web.platform import public_url_warning
 
-    for warning in [*platform.warnings, public_url_warning(settings, host, port)]:
+    # The server's log is in English, as its other lines are.
+    for warning in [*(w.en for w in platform.warnings), public_url_warning(settings, host, port)]:
         if warning:
             log.warning("%s", warning)
     proxies = settings.trusted_proxy_list()

@@ -152,7 +152,7 @@ def build_kit(
         target = library / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CODE_ROOT / rel, target)
-    shutil.copyfile(CODE_ROOT / "judge" / "practice.py", root / "judge.py")
+    shutil.copyfile(CODE_ROOT / "judge" / "authoring" / "practice.py", root / "judge.py")
     checkpoint = tiny_checkpoint(problems)
     if checkpoint is not None:
         tiny = root / TINY_CHECKPOINT_DIR

@@ -18,7 +18,6 @@ from judge.core.errormap import error_map
 from judge.core.errors import TrustedRunError
 from judge.core.execution import limits_for, run_solutions
 from judge.core.interfaces import ExpectedSource, JudgedProblem, P, Which
-from judge.core.local import UNSANDBOXED_WARNING
 from judge.core.messages import msg
 from judge.core.public_cases import public_cases_source
 from judge.core.report import CaseResult, PartUse, Report
@@ -399,9 +398,7 @@ def build_report(
     elapsed_ms: float,
     log: str = "",
 ) -> Report:
-    warnings = []
-    if not backend.is_sandbox:
-        warnings.append(UNSANDBOXED_WARNING)
+    warnings = [] if backend.is_sandbox else [msg("unsandboxed")]
     return Report(
         problem=problem.id,
         verdict=worst([r.verdict for r in results]),
@@ -503,7 +500,7 @@ def judge_source(
     results = [graded[c.name] for c in cases]
     report = build_report(problem, cases, results, backend, (time.perf_counter() - started) * 1000, log)
     if lacking:  # named once at the top; each case that needed one says so too
-        report.warnings.append(msg("entry_points_missing", names=", ".join(lacking)).both())
+        report.warnings.append(msg("entry_points_missing", names=", ".join(lacking)))
     report.parts = [
         PartUse(p.problem, p.module, p.origin if p.source is not None else "missing", p.problem in used)
         for p in parts

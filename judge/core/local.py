@@ -26,12 +26,6 @@ from pathlib import Path
 
 from judge.core.backend import Limits, Outcome, RunnerSpec
 
-# Chinese, a line break, English: a page shows the reader's line only (judge.core.texts.split_pair).
-UNSANDBOXED_WARNING = (
-    "本地后端不是安全沙箱：提交的代码以你的身份运行。\n"
-    "The local backend is no security boundary: submitted code runs as you."
-)
-
 # What the runner itself needs before learner code runs: the interpreter, torch and its
 # libraries map about 0.6 GiB of address space. The learner's budget comes on top.
 BASELINE_ADDRESS_SPACE = 1024 * 1024 * 1024

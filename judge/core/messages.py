@@ -152,6 +152,24 @@ CATALOG: dict[str, tuple[str, str]] = {
         "你的代码返回了 {kind} 张量，这种张量不能返回：请返回普通的稠密张量（.to_dense()；嵌套张量用 .unbind()）",
         "your code returned a {kind} tensor, which cannot be returned: return a plain dense tensor "
         "(.to_dense(), or .unbind() for a nested one)",
+    ),  # the backend
+    "unsandboxed": (
+        "本地后端不是安全沙箱：提交的代码以你的身份运行。",
+        "The local backend is no security boundary: submitted code runs as you.",
+    ),
+    # the platform's queue: a judgement that could not be made, as the report's one warning
+    "judging_abandoned": (
+        "评测失败 {attempts} 次（评测进程每次都中途停止），已放弃；这不是你的代码的问题。",
+        "Judging failed {attempts} times (the worker stopped each time); this is not your code's fault.",
+    ),
+    "judging_failed": ("评测失败 {attempts} 次：{reason}", "Judging failed {attempts} times: {reason}"),
+    "judging_unsandboxed": (
+        "评测没有沙箱：只适合你一个人在本机使用的服务器",
+        "judging without a sandbox: only for a server that you alone use on this machine",
+    ),
+    "no_docker_fallback": (
+        "没有可用的 Docker 沙箱（{reason}），改用本地后端，它不是安全沙箱",
+        "no Docker sandbox ({reason}); using the local backend, which is no security boundary",
     ),
 }
 

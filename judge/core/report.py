@@ -8,7 +8,7 @@ from typing import Any
 
 from judge.core.diagnose.kinds import kind_name
 from judge.core.diagnose.probe import Diagnosis
-from judge.core.texts import EMPTY, LANGUAGES, Text, split_pair
+from judge.core.texts import EMPTY, LANGUAGES, Text
 from judge.core.verdicts import Verdict, label
 
 
@@ -92,7 +92,7 @@ class Report:
     cases: list[CaseResult]
     elapsed_ms: float = 0.0  # the whole judgement, sandbox start-up included
     log: str = ""  # what the learner's code printed (tail), in the public cases' job only
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Text] = field(default_factory=list)
     parts: list[PartUse] = field(default_factory=list)
     # Whose output `log` is: "public", the job that held the public cases only (every report
     # since hidden cases run apart); reports stored before say nothing, and a submit's may echo
@@ -100,7 +100,7 @@ class Report:
     log_scope: str = "public"
 
     @classmethod
-    def system_error(cls, problem: str, message: str) -> Report:
+    def system_error(cls, problem: str, message: Text) -> Report:
         """A judgement that could not be made (the judge failed, never the learner's code): SE,
         no cases, nothing scored, and `message` saying why as its one warning."""
         return cls(problem, Verdict.SE, 0, 0, "", 0.0, [], warnings=[message])
@@ -117,7 +117,7 @@ class Report:
             "elapsed_ms": self.elapsed_ms,
             "log": self.log,
             "log_scope": self.log_scope,
-            "warnings": self.warnings,
+            "warnings": [w.to_dict() if lang is None else w.get(lang) for w in self.warnings],
             "parts": [p.to_dict() for p in self.parts],
         }
 
@@ -146,8 +146,8 @@ def render_table(report: Report, title: str = "", lang: str = "zh") -> str:
     if title:
         head += f"  {title}"
     lines.append(f"{head}   [backend: {report.backend}]")
-    for w in report.warnings:  # stored with both languages ("中文\nEnglish"); shown in one
-        lines.append(f"  ! {split_pair(w).get(lang)}")
+    for w in report.warnings:
+        lines.append(f"  ! {w.get(lang)}")
     width = max([len(c.name) for c in report.cases] + [4])
     lines.append(f"  {'case':<{width}}  {'':6}  {'verdict':<7}  {'score':>7}  {'time':>9}")
     for c in report.cases:

@@ -114,7 +114,7 @@ def test_after_the_last_attempt_the_job_ends_as_system_error(factory: sessionmak
     with factory() as s:
         sub = s.get(Submission, sub_id)
         assert sub is not None and (sub.status, sub.verdict, sub.attempts) == ("done", "SE", 3)
-        assert sub.report is not None and "3 times" in sub.report["warnings"][0]
+        assert sub.report is not None and "3 times" in sub.report["warnings"][0]["en"]
     assert events(factory, sub_id, "failed") == 1
 
 

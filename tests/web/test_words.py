@@ -11,8 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from judge.core.local import UNSANDBOXED_WARNING
-from judge.core.texts import split_pair
+from judge.core.messages import msg
 from judge.core.verdicts import Verdict, label
 from tests.web.factories import PASSWORD, bearer, error_of, make_client, make_settings, register, unique_name
 from web.language import LANGUAGE_COOKIE
@@ -272,7 +271,7 @@ def test_the_role_is_administrator(app: TestClient) -> None:
 
 
 def test_a_reports_warning_reads_in_one_language() -> None:
-    # Warnings are kept as "中文\nEnglish"; the API and the pages show the reader's line.
-    warning = split_pair(UNSANDBOXED_WARNING)
+    # Warnings are kept in both languages apart; the API and the pages show the reader's.
+    warning = msg("unsandboxed")
     one_language(warning.get("zh"), "zh")
     one_language(warning.get("en"), "en")

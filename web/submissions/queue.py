@@ -33,7 +33,9 @@ from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
+from judge.core.messages import msg
 from judge.core.report import Report
+from judge.core.texts import Text
 from judge.core.verdicts import Verdict
 from web.db import transaction, utcnow
 from web.notify import Notices, Topic
@@ -128,17 +130,13 @@ def fail_exhausted(session: Session, max_attempts: int, notices: Notices | None 
         )
     ).all()
     for sub in rows:
-        message = (
-            f"评测失败 {sub.attempts} 次（评测进程每次都中途停止），已放弃；这不是你的代码的问题。\n"
-            f"Judging failed {sub.attempts} times (the worker stopped each time); "
-            "this is not your code's fault."
-        )
-        _give_up(session, sub, message, worker=None, detail=message, notices=notices)
+        message = msg("judging_abandoned", attempts=sub.attempts)
+        _give_up(session, sub, message, worker=None, detail=message.en, notices=notices)
     return [s.id for s in rows]
 
 
 def _give_up(
-    session: Session, sub: Submission, message: str, worker: str | None, detail: str, notices: Notices | None
+    session: Session, sub: Submission, message: Text, worker: str | None, detail: str, notices: Notices | None
 ) -> None:
     """End a job as SE after its last attempt: the result, the `failed` event, the score."""
     sub.status, sub.verdict, sub.score = SubmissionStatus.DONE, Verdict.SE, 0
@@ -295,9 +293,9 @@ def release(
         if sub is None:
             return
         if sub.attempts >= max_attempts:
-            reason = " ".join(why.split())  # one line: the message's two languages are its two lines
-            message = f"评测失败 {sub.attempts} 次：{reason}\nJudging failed {sub.attempts} times: {reason}"
-            _give_up(session, sub, message, worker, why, notices)
+            reason = " ".join(why.split())
+            failed = msg("judging_failed", attempts=sub.attempts, reason=reason)
+            _give_up(session, sub, failed, worker, why, notices)
             return
         sub.status, sub.lease_token, sub.lease_expires_at = SubmissionStatus.QUEUED, None, None
         session.add(

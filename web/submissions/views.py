@@ -161,8 +161,11 @@ def detail(
         time_ms=report.get("time_ms") if full else _public_time(report),
         cases=visible_cases(report, full, lang),
         log=log,
-        # Each warning is kept as "中文\nEnglish" (older ones in one line, shown as they are).
-        warnings=[split_pair(str(w)).get(lang) for w in report.get("warnings", [])],
+        # Both languages apart; reports stored before kept "中文\nEnglish" in one string.
+        warnings=[
+            (Text.from_dict(w) if isinstance(w, dict) else split_pair(str(w))).get(lang)
+            for w in report.get("warnings", [])
+        ],
         parts=[PartOut(**p) for p in report.get("parts", []) if isinstance(p, dict)],
     )
 

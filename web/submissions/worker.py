@@ -29,6 +29,7 @@ from judge.core.backend import Backend
 from judge.core.grading import judge_source
 from judge.core.report import Report
 from judge.core.runner.job import PartSource
+from judge.core.texts import Text
 from judge.expected import ExpectedStore
 from judge.scratch import run_scratch
 from web.db import transaction
@@ -206,8 +207,8 @@ class Worker:
         problem = self.context.problems.get(claimed.problem_id)
         if problem is None:
             pid = claimed.problem_id
-            message = f"题目 {pid} 已下线。\nProblem {pid} is no longer offered."
-            return Report.system_error(claimed.problem_id, message).to_dict(), None
+            gone = Text(f"题目 {pid} 已下线。", f"Problem {pid} is no longer offered.")
+            return Report.system_error(claimed.problem_id, gone).to_dict(), None
         key = (problem.id, problem.content_hash)
         version_id = self._version_ids.get(key)
         parts: list[PartSource] = []
