@@ -19,7 +19,7 @@ from judge.core.backend import Backend, Outcome
 from judge.core.errors import TrustedRunError
 from judge.core.execution import batch_limits, interpret, limits_for, run_solutions
 from judge.core.protocol import PROTOCOL_VERSION, StreamLimits, parse_stream
-from judge.core.results import Expected, RunResult, WrongSolution
+from judge.core.results import Expected, RunResult
 from judge.core.runner.job import SolutionSource
 
 
@@ -75,11 +75,7 @@ class ExpectedStore:
                 tmp = path.with_suffix(f".tmp{os.getpid()}")
                 tmp.write_bytes(result.outcome.result)
                 tmp.replace(path)
-        wrong = [
-            WrongSolution(f.name, f.hint(), run)
-            for f, run in zip(files[1:], result.solutions[1:], strict=True)
-        ]
-        return Expected(result.solutions[0], wrong)
+        return Expected.from_runs(result.solutions, [(f.name, f.hint()) for f in files[1:]])
 
 
 def trusted_files(problem: Problem) -> list[SolutionFile]:
@@ -90,7 +86,7 @@ def check_reference(problem: Problem, result: RunResult) -> None:
     ref = result.solutions[0]
     if result.stop is not None:
         raise TrustedRunError(
-            f"problem {problem.id}: the trusted run stopped: {result.stop.message}\n{result.log}"
+            f"problem {problem.id}: the trusted run stopped: {result.stop.text.en}\n{result.log}"
         )
     if ref.load_status != "ok":
         raise TrustedRunError(f"problem {problem.id}: reference.py does not load: {ref.load_message}")

@@ -31,15 +31,15 @@ from judge.authoring.package import Problem
 from judge.core.backend import Backend, Limits
 from judge.core.casekit import Case
 from judge.core.checkers import Checker, allclose, exact
-from judge.core.checkers.exact import Exact
 from judge.core.compare import compare
 from judge.core.execution import LOG_TAIL, classify_stop, interpret, limits_for
+from judge.core.frames import MAX_REPR, Replayed, ScratchFrame, ScratchRefFrame, ShownValue
 from judge.core.messages import msg
 from judge.core.observations import ObservationError, Unobservable, decode, encode
 from judge.core.protocol import Frame, ParsedStream, StreamLimits, parse_stream, save_safetensors
 from judge.core.results import Expected
 from judge.core.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
-from judge.core.runner.scratch import MAX_CALLS, MAX_REPR, MAX_SNIPPET
+from judge.core.runner.scratch import MAX_CALLS, MAX_SNIPPET
 from judge.core.texts import Text
 from judge.core.verdicts import Verdict
 
@@ -48,8 +48,7 @@ ALWAYS_ADMITTED = (torch.int64, torch.int32, torch.bool)
 MAX_PLAIN = 64  # plain values (numbers, strings) in one call's arguments
 MAX_STR = 64
 
-STATUSES = ("ok", "error", "memory", "forbidden", "ce")
-NO_CASES = "# 草稿单元不带用例 / a scratch job carries no cases\n"
+NO_CASES = "# a scratch job carries no cases\n"
 
 TEXTS = {
     "not_entry": Text("这个调用不是题目的入口", "this call is not one of the problem's entry points"),
@@ -132,10 +131,19 @@ def _tensors(tree: Any, path: str = "") -> Iterator[tuple[str, torch.Tensor]]:
             yield from _tensors(v, f"{path}[{i}]")
 
 
+def allows_error(checker: Checker) -> bool:
+    """Whether `checker` allows a float any error at all, as its own `excess` says of one unit in
+    the last place at 1.0 (never its class or name: a checker of any kind answers alike). The
+    exact checker allows none."""
+    one = torch.ones(1)
+    excess = checker.excess(one, torch.nextafter(one, torch.full_like(one, 2.0)))
+    return excess is not None and bool((excess <= 1).all())
+
+
 def public_profile(problem: Problem, expected: Expected) -> Profile:
     """The dtypes and the largest size of the public cases' reference results, and for each
-    dtype the checker those cases use for it (an exact one for floats only when no case
-    checks that dtype with a tolerance: exact checks there compare initial parameters)."""
+    dtype the checker those cases use for it (one that allows no error, for floats, only when
+    no case checks that dtype with a tolerance: exact checks there compare initial parameters)."""
     dtypes: set[torch.dtype] = set()
     most = 1
     checkers: dict[torch.dtype, Checker] = {}
@@ -150,10 +158,10 @@ def public_profile(problem: Problem, expected: Expected) -> Profile:
             if not chk.elementwise:  # a statistic of random draws says nothing of one call's result
                 continue
             have = checkers.get(t.dtype)
-            if have is None or (isinstance(have, Exact) and not isinstance(chk, Exact)):
+            if have is None or (not allows_error(have) and allows_error(chk)):
                 checkers[t.dtype] = chk
     for dtype, chk in list(checkers.items()):
-        if dtype.is_floating_point and isinstance(chk, Exact):
+        if dtype.is_floating_point and not allows_error(chk):
             checkers[dtype] = allclose()
     return Profile(frozenset(dtypes), most, checkers)
 
@@ -274,7 +282,7 @@ class Scratch:
     text: dict[str, str] | None = None  # the judge's own words, where the message is not a traceback
     line: int | None = None
     log: str = ""
-    value: dict[str, Any] | None = None
+    value: ShownValue | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     note: dict[str, str] | None = None
     skipped: int = 0
@@ -293,7 +301,7 @@ class Scratch:
             "text": self.text,
             "line": self.line,
             "log": self.log,
-            "value": self.value,
+            "value": self.value.to_dict() if self.value is not None else None,
             "calls": self.calls,
             "note": self.note,
             "skipped": self.skipped,
@@ -392,49 +400,22 @@ def run_scratch(
 
 
 def _read_learner(frame: Frame) -> tuple[Scratch, list[Any]]:
-    """The learner's frame, checked field by field: it was written by a process that ran their code."""
-    head = frame.head
-    status = head.get("status")
-    if status not in STATUSES:
-        raise ValueError("unknown scratch status")
-    message = head.get("message", "")
-    message = message[:8000] if isinstance(message, str) else ""
+    """The learner's frame (ScratchFrame.parse checks it field by field: it was written by a
+    process that ran their code) and the calls it recorded, decoded with the protocol's caps."""
+    head = ScratchFrame.parse(frame.head)
     words = None
-    if status == "forbidden":
-        api = head.get("api")
-        words = msg("forbidden", api=api[:200] if isinstance(api, str) else "?").to_dict()
-    line = head.get("line")
-    line = line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 100_000 else None
-    value = None
-    raw = head.get("value")
-    if isinstance(raw, dict) and isinstance(raw.get("repr"), str):
-        value = {"repr": raw["repr"][:MAX_REPR], "type": str(raw.get("type", ""))[:200]}
-        shape, dtype = raw.get("shape"), raw.get("dtype")
-        if isinstance(shape, list) and all(
-            isinstance(n, int) and not isinstance(n, bool) for n in shape[:16]
-        ):
-            value["shape"] = shape[:16]
-        if isinstance(dtype, str):
-            value["dtype"] = dtype[:40]
-    skipped = head.get("skipped", 0)
-    skipped = (
-        skipped if isinstance(skipped, int) and not isinstance(skipped, bool) and 0 <= skipped < 10**9 else 0
-    )
-    elapsed = head.get("time_ms")
-    time_ms = (
-        float(elapsed)
-        if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and 0 <= elapsed < 1e9
-        else 0.0
-    )
-    calls = decode(head.get("obs"), frame.tensors)
+    if head.status == "forbidden":
+        words = msg("forbidden", api=head.api if head.api is not None else "?").to_dict()
+    calls = decode(head.obs, frame.tensors)
     if not isinstance(calls, list):
         raise ValueError("recorded calls are not a list")
+    skipped = head.skipped
     if len(calls) > MAX_CALLS:
         skipped += len(calls) - MAX_CALLS
         calls = calls[:MAX_CALLS]
-    verdict = {"ok": Verdict.AC, "ce": Verdict.CE, "memory": Verdict.MLE}.get(str(status), Verdict.RE)
-    found = Scratch(verdict, str(status), message=message, text=words, line=line, value=value)
-    found.skipped, found.time_ms = skipped, time_ms
+    verdict = {"ok": Verdict.AC, "ce": Verdict.CE, "memory": Verdict.MLE}.get(head.status, Verdict.RE)
+    found = Scratch(verdict, head.status, message=head.message, text=words, line=head.line, value=head.value)
+    found.skipped, found.time_ms = skipped, head.time_ms
     return found, calls
 
 
@@ -507,23 +488,24 @@ def _replay(
         }
     elif frame is None or result.solutions[0].load_status != "ok":
         failed = text("ref_failed", why=result.solutions[0].load_message[:300] or "no result")
-    results: list[Any] = []
+    results: list[Replayed] = []
     if failed is None and frame is not None:
-        results = decode(frame.head.get("obs"), frame.tensors)
+        trees = decode(ScratchRefFrame.parse(frame.head).obs, frame.tensors)
+        results = [Replayed.from_tree(t) for t in trees] if isinstance(trees, list) else []
     for i, (call, row) in enumerate(admitted):
         if failed is not None or i >= len(results):
             row["reason"] = failed or text("ref_failed", why="no result")
             continue
         res = results[i]
-        if res.get("status") == "state":
+        if res.status == "state":
             row["reason"] = text(
-                "state", unknown=", ".join(res["unknown"]) or "-", lacking=", ".join(res["lacking"]) or "-"
+                "state", unknown=", ".join(res.unknown) or "-", lacking=", ".join(res.lacking) or "-"
             )
             continue
-        if res.get("status") != "ok":
-            row["reason"] = text("ref_error", error=str(res.get("message", ""))[:300])
+        if res.status != "ok":
+            row["reason"] = text("ref_error", error=res.message[:300])
             continue
-        want, got = res["out"], call.get("out")
+        want, got = res.out, call.get("out")
         row["reference"] = show(want)
         first = next(_tensors(want), None)
         checker = profile.checker_for(first[1].dtype) if first else exact()

@@ -71,7 +71,7 @@ def create_app(
 
     app = FastAPI(
         title="LLM Judge",
-        description="手写大模型的在线评测 · an online judge for hand-written LLM parts",
+        description="An online judge for hand-written LLM parts",
         version="1",
         lifespan=lifespan,
         # /docs is served from the project's own Swagger UI (web.pages.apidocs), not from a CDN.

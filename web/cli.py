@@ -29,12 +29,12 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
 
     count_in(settings.metrics_dir)  # the web processes of this host add these up, if set
     from web.db import make_engine, make_sessionmaker
+    from web.judging.judges import judge_context
+    from web.judging.worker import QueueSettings, WorkerPool
     from web.metrics import Metrics
     from web.migrate import is_current
     from web.notify import Topic, make_notices
-    from web.platform import judge_context
     from web.problems.sync import load_packages, replace_problems, sync_problems
-    from web.submissions.worker import QueueSettings, WorkerPool
 
     engine = make_engine(settings.sqlalchemy_url())
     if not is_current(engine):
@@ -56,7 +56,7 @@ def _worker(args: argparse.Namespace, settings: WebSettings) -> int:
     # No sandbox or unsafe settings: a JudgeError, said by judge.cli.main like every command's.
     context, warnings = judge_context(settings, problems, serving_others=True)
     for warning in warnings:
-        log.warning("%s", warning)
+        log.warning("%s", warning.en)  # the worker's log is in English, as its other lines are
     queue_settings = QueueSettings.of(settings)
     threads = args.threads or settings.worker_threads
     pool = WorkerPool(threads, factory, context, queue_settings, Metrics(lambda: {}), notices)

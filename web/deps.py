@@ -1,4 +1,6 @@
-"""FastAPI dependencies as Annotated aliases: the platform, a database session, who is asking."""
+"""FastAPI dependencies as Annotated aliases: the platform and the pieces of it that routes use,
+a database session, who is asking. This is the one place that picks pieces off the platform:
+routes take the pieces they use, and hand services those pieces, never the whole platform."""
 
 from __future__ import annotations
 
@@ -11,17 +13,24 @@ from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Path, Request
 from pydantic import AfterValidator
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from judge.authoring.package import Problem
 from web import language
 from web.auth.models import ApiToken, LoginSession, User
 from web.auth.scopes import check_token
 from web.auth.secrets import token_hash
 from web.db import utcnow
 from web.errors import N_, ApiError
+from web.judging.judges import JudgeContext
+from web.judging.waiting import CompletionBoard
 from web.language import Language
+from web.notify import Notices
 from web.platform import Platform
+from web.problems.kitstore import PracticeKit
+from web.settings import WebSettings
+from web.statements import Statements
 
 SESSION_COOKIE = "judge_session"
 CSRF_HEADER = "x-csrf-token"
@@ -63,6 +72,55 @@ async def get_platform(request: Request) -> Platform:
 
 
 PlatformDep = Annotated[Platform, Depends(get_platform)]
+
+
+# The pieces. Each is async for the same reason as get_platform: no I/O, so no thread.
+async def get_settings(platform: PlatformDep) -> WebSettings:
+    return platform.settings
+
+
+async def get_notices(platform: PlatformDep) -> Notices:
+    return platform.notices
+
+
+async def get_board(platform: PlatformDep) -> CompletionBoard:
+    return platform.board
+
+
+async def get_problems(platform: PlatformDep) -> dict[str, Problem]:
+    return platform.problems
+
+
+async def get_judge(platform: PlatformDep) -> JudgeContext | None:
+    return platform.judge
+
+
+async def get_statements(platform: PlatformDep) -> Statements:
+    return platform.statements
+
+
+async def get_kit(platform: PlatformDep) -> PracticeKit:
+    return platform.kit
+
+
+async def get_secret_key(platform: PlatformDep) -> str:
+    return platform.secret_key
+
+
+async def get_factory(platform: PlatformDep) -> sessionmaker[Session]:
+    """For work that outlives the request (a validation in the background): sessions of its own."""
+    return platform.factory
+
+
+SettingsDep = Annotated[WebSettings, Depends(get_settings)]
+NoticesDep = Annotated[Notices, Depends(get_notices)]
+BoardDep = Annotated[CompletionBoard, Depends(get_board)]
+ProblemsDep = Annotated[dict[str, Problem], Depends(get_problems)]
+JudgeDep = Annotated[JudgeContext | None, Depends(get_judge)]
+StatementsDep = Annotated[Statements, Depends(get_statements)]
+KitDep = Annotated[PracticeKit, Depends(get_kit)]
+SecretKeyDep = Annotated[str, Depends(get_secret_key)]
+FactoryDep = Annotated[sessionmaker[Session], Depends(get_factory)]
 
 
 async def get_db(platform: PlatformDep) -> AsyncIterator[Session]:

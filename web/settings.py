@@ -69,7 +69,7 @@ class WebSettings(JudgeSettings):
     # notices reach every host, only every notified_poll_s (for leases that ran out).
     poll_s: float = Field(default=0.25, gt=0)
     notified_poll_s: float = Field(default=2.0, gt=0)
-    # The fair queue (web.submissions.queue): an account's own jobs (runs, submits, scratch
+    # The fair queue (web.judging.queue): an account's own jobs (runs, submits, scratch
     # runs) waiting or being judged at once; one more is refused (429 too_many_jobs) until one
     # is done, so that no account fills the queue. Rejudges are not counted.
     jobs_per_user: int = Field(default=8, ge=1)

@@ -31,12 +31,13 @@ from judge.core.backend import Backend
 from judge.core.observations import encode
 from judge.core.protocol import save_safetensors
 from judge.core.public_cases import public_cases_source
+from judge.core.texts import EMPTY
 from judge.expected import ExpectedStore
 from judge.settings import CODE_ROOT
 
-KIT_FORMAT = 1
+KIT_FORMAT = 2  # 2: hints kept as {zh, en}
 # What the kit runs, copied from this checkout: the judge's core, whole (it imports only the
-# standard library, torch and itself: tests/judge/test_layers.py), and the package file above it.
+# standard library, torch and itself: tests/test_layers.py), and the package file above it.
 KIT_MODULES: tuple[str, ...] = (
     "judge/__init__.py",
     *sorted(p.relative_to(CODE_ROOT).as_posix() for p in (CODE_ROOT / "judge" / "core").rglob("*.py")),
@@ -78,7 +79,7 @@ def expected_data(problem: Problem, store: ExpectedStore, backend: Backend) -> t
     """What the reference and each wrong solution produce on the public cases: JSON and tensors."""
     expected = store.get(problem, backend)
     public = [c.name for c in problem.cases if c.public]
-    runs = [("reference", "", expected.reference)] + [(w.name, w.hint, w.run) for w in expected.wrong]
+    runs = [("reference", EMPTY, expected.reference)] + [(w.name, w.hint, w.run) for w in expected.wrong]
     tensors = {}
     solutions = []
     for index, (name, hint, run) in enumerate(runs):
@@ -98,7 +99,7 @@ def expected_data(problem: Problem, store: ExpectedStore, backend: Backend) -> t
                 if case.api:
                     head["api"] = case.api
             cases[case_name] = head
-        solutions.append({"name": name, "hint": hint, "cases": cases})
+        solutions.append({"name": name, "hint": hint.to_dict(), "cases": cases})
     data = {"format": KIT_FORMAT, "problem": problem.id, "cases": public, "solutions": solutions}
     return data, save_safetensors(tensors)
 

@@ -34,6 +34,7 @@ from judge.authoring.course import Chapter, Course, CourseError, load_course, re
 from judge.core.casekit import Case, collect_cases
 from judge.core.errors import JudgeError
 from judge.core.runner.job import PartSource
+from judge.core.texts import EMPTY, Text, parse_author_text
 
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "starter.py", "reference.py", "cases.py")
 ID_PATTERN = re.compile(r"^[0-9]{3,5}$")
@@ -225,13 +226,15 @@ class SolutionFile:
     def source(self) -> str:
         return self.path.read_text(encoding="utf-8")
 
-    def hint(self) -> str:
-        """A wrong solution's module docstring: what a learner whose outputs match it is told."""
+    def hint(self) -> Text:
+        """A wrong solution's module docstring: what a learner whose outputs match it is told. A
+        Chinese paragraph, then the English one (docs/authoring.md), parsed here, where it is
+        read (judge.core.texts.parse_author_text); EMPTY when there is none."""
         try:
             doc = ast.get_docstring(ast.parse(self.source()))
         except SyntaxError:
-            return ""
-        return (doc or "").strip()
+            return EMPTY
+        return parse_author_text(doc) if doc and doc.strip() else EMPTY
 
 
 class Problem:

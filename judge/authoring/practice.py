@@ -192,8 +192,10 @@ class KitStore:
 
     def get(self, problem: KitProblem, backend: Backend) -> Expected:
         from judge.core.execution import case_run
+        from judge.core.frames import CaseOutcome
         from judge.core.protocol import StreamLimits, parse_safetensors
-        from judge.core.results import Expected, SolutionRun, WrongSolution
+        from judge.core.results import Expected, SolutionRun
+        from judge.core.texts import Text
 
         data = json.loads(problem.read("expected.json"))
         blob = (problem.root / "expected.safetensors").read_bytes()
@@ -211,10 +213,12 @@ class KitStore:
             for name, head in solution["cases"].items():
                 prefix = f"{index}/{name}/"
                 own = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
-                run.cases[name] = case_run(head, own)
-            runs.append((solution["name"], solution["hint"], run))
-        wrong = [WrongSolution(name, hint, run) for name, hint, run in runs[1:]]
-        return Expected(runs[0][2], wrong)
+                run.cases[name] = case_run(CaseOutcome.parse(head), own)
+            runs.append(run)
+        # The reference first, then the known mistakes with their hints, each language apart, as
+        # `judge kit` recorded them (judge.authoring.kit).
+        wrong = [(s["name"], Text.from_dict(s["hint"])) for s in data["solutions"][1:]]
+        return Expected.from_runs(runs, wrong)
 
 
 def load_kit() -> dict[str, Any]:

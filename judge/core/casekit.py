@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from judge.core.checkers import Checker, allclose
+from judge.core.texts import EMPTY, Text, parse_author_text
 
 CaseFn = Callable[[Any, "Rng"], Any]
 
@@ -45,7 +46,8 @@ class Case:
     # Checkers for particular observations, by path ("y", "grads.weight"); others use `checker`.
     checkers: Mapping[str, Checker] = field(default_factory=dict)
     seed: int = 0
-    description: str = ""
+    # The docstring, "中文 / English", parsed where the case is declared (parse_author_text).
+    description: Text = EMPTY
 
     def checker_for(self, path: str) -> Checker:
         # The longest prefix wins: "grads" covers "grads.weight" unless that is named itself.
@@ -106,7 +108,7 @@ def case(
             checker=checker if checker is not None else allclose(),
             checkers=dict(checkers or {}),
             seed=case_seed(fn.__name__) if seed is None else seed,
-            description=" ".join((fn.__doc__ or "").split()),
+            description=parse_author_text(" ".join((fn.__doc__ or "").split())),
         )
         return fn
 

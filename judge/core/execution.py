@@ -8,28 +8,32 @@ the process stopped (time, memory, output, a crash, or the judge's own failure).
 from __future__ import annotations
 
 import base64
-import re
 import signal
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from judge.core.backend import Backend, Limits, Outcome, RunnerSpec
+from judge.core.frames import (
+    NO_SOLUTION,
+    CaseOutcome,
+    Done,
+    FrameError,
+    Hello,
+    JudgementFrame,
+    Load,
+    parse_judgement_frame,
+)
 from judge.core.interfaces import JudgedProblem
 from judge.core.messages import msg
 from judge.core.observations import ObservationError, decode
-from judge.core.protocol import SAFETENSORS_DTYPES, Frame, ParsedStream, StreamLimits, parse_stream
+from judge.core.protocol import SAFETENSORS_DTYPES, ParsedStream, StreamLimits, parse_stream
 from judge.core.results import CaseRun, RunResult, SolutionRun, Stop
 from judge.core.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
 from judge.core.runner.main import EXIT_INTERNAL
 from judge.core.texts import same
 from judge.core.verdicts import Verdict
 
-PROBLEM_ID = re.compile(r"[0-9]{3,5}")
-MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(\.[A-Za-z_][A-Za-z0-9_]{0,40}){0,4}")
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-# What the runner says a returned tensor is when the stream cannot carry it (a dtype, a layout).
-UNRETURNABLE = re.compile(r"[a-z][a-z0-9_.]{0,47}")
 RETURNABLE_DTYPES = ", ".join(str(dtype).removeprefix("torch.") for dtype, _ in SAFETENSORS_DTYPES.values())
 LOG_TAIL = 2000
 
@@ -102,34 +106,35 @@ def interpret(
     every solution's load and every loaded solution's cases were reported. `entry_points`: the
     problem's; a load frame's missing ones are believed only among them."""
     runs = [SolutionRun() for _ in range(n_solutions)]
-    runtime: dict[str, Any] = {}
+    hello: Hello | None = None
     finished = False
     stream_error = parsed.error
     for frame in parsed.frames:
         # Frames are untrusted (learner code shares the runner's process and can write to its
         # stream): any failure to make sense of one is a damaged stream, never the judge's error.
         try:
-            kind, problem = _read_frame(frame, runs, entry_points)
-        except ObservationError as exc:
-            kind, problem = "", str(exc)
+            record = parse_judgement_frame(frame.head)
+            problem = _record(record, frame.tensors, runs, entry_points)
+        except (FrameError, ObservationError) as exc:
+            record, problem = None, str(exc)
         except Exception:  # whatever a forged frame provokes, the stream is damaged
-            kind, problem = "", "a frame cannot be read"
+            record, problem = None, "a frame cannot be read"
         if problem is not None:
             stream_error = stream_error or problem
             break
-        if kind == "hello":
-            runtime = {k: frame.head.get(k) for k in ("torch", "python", "protocol")}
-        finished = finished or kind == "done"
+        if isinstance(record, Hello):
+            hello = record
+        finished = finished or isinstance(record, Done)
     started = any(r.load_status is not None for r in runs)
     if finished and started and case_names is not None and not _complete(runs, case_names):
         # The runner writes `done` only after all of that: this one came from learner code
         # (which can write to the stream), and the run ended before the runner finished. Not
         # finished, then: the learner's early end (RE), never cases the runner "forgot" (SE).
         finished = False
-    stop = classify_stop(outcome, bool(runtime), finished, stream_error, limits, started)
+    stop = classify_stop(outcome, hello is not None, finished, stream_error, limits, started)
     if stop is not None and stop.verdict == Verdict.TLE:
         stop.ran_ms = cut_off_ms(outcome, runs)
-    return RunResult(runs, outcome, stop, runtime)
+    return RunResult(runs, outcome, stop, hello)
 
 
 def _complete(runs: list[SolutionRun], case_names: Sequence[str]) -> bool:
@@ -151,86 +156,61 @@ def cut_off_ms(outcome: Outcome, runs: list[SolutionRun]) -> float:
     return round(max(0.0, since_ready * 1000 - reported), 1)
 
 
-def _read_frame(
-    frame: Frame, runs: list[SolutionRun], entry_points: Sequence[str] | None = None
-) -> tuple[str, str | None]:
-    """Record one frame in `runs`. Returns its kind and what is wrong with it (None if nothing)."""
-    head, kind = frame.head, frame.kind
-    if kind in ("hello", "done"):
-        return kind, None
-    index = head.get("solution")
-    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(runs):
-        return kind, "a frame names a solution that the job does not hold"
-    if kind == "load":
-        status, message = head.get("status"), head.get("message", "")
-        run = runs[index]
-        run.load_status = status[:40] if isinstance(status, str) else "?"
-        run.load_message = message[:8000] if isinstance(message, str) else ""
-        used, part, module = head.get("parts", []), head.get("part"), head.get("module")
-        if isinstance(used, list):
-            run.parts_used = [p for p in used[:64] if isinstance(p, str) and PROBLEM_ID.fullmatch(p)]
-        lacking = head.get("missing", [])
+def _record(
+    frame: JudgementFrame,
+    tensors: dict[str, Any],
+    runs: list[SolutionRun],
+    entry_points: Sequence[str] | None = None,
+) -> str | None:
+    """Record one frame in `runs`. Returns what is wrong with it (None if nothing)."""
+    if isinstance(frame, (Hello, Done)):
+        return None
+    if not frame.solution < len(runs):
+        return NO_SOLUTION
+    run = runs[frame.solution]
+    if isinstance(frame, Load):
+        run.load_status, run.load_message, run.load_line = frame.status, frame.message, frame.line
+        run.parts_used = list(frame.parts)
         # Only a loaded solution's: one that lacks them all did not load (its message says so).
         # Untrusted like the rest: only the problem's own entry points are named.
-        if isinstance(lacking, list) and run.load_status == "ok":
-            run.missing_entries = [
-                n
-                for n in lacking[:64]
-                if isinstance(n, str)
-                and IDENTIFIER.fullmatch(n)
-                and (entry_points is None or n in entry_points)
-            ]
-        # Untrusted like every frame: only a well-formed id and module name are taken.
-        if (
-            isinstance(part, str)
-            and isinstance(module, str)
-            and PROBLEM_ID.fullmatch(part)
-            and MODULE_NAME.fullmatch(module)
-        ):
-            run.missing_part = (part, module)
-        return kind, None
-    if kind == "case":
-        name = head.get("case")
-        if not isinstance(name, str):
-            return kind, "case frame without a case name"
-        try:
-            runs[index].cases[name] = case_run(head, frame.tensors, runs[index].missing_entries)
-        except ObservationError as exc:
-            return kind, f"case {name[:100]}: {exc}"
-        return kind, None
-    return kind, f"unknown frame kind {kind[:40]!r}"
+        if frame.status == "ok":
+            run.missing_entries = [n for n in frame.missing if entry_points is None or n in entry_points]
+        elif frame.status == "ce" and frame.not_callable:
+            run.load_text = msg("entry_points_not_callable", names=", ".join(frame.not_callable))
+        elif frame.status == "ce" and frame.missing and not frame.message:
+            run.load_text = msg("no_entry_points", names=", ".join(frame.missing))
+        if frame.missing_part is not None:
+            run.missing_part = frame.missing_part
+        return None
+    try:
+        run.cases[frame.case] = case_run(frame.outcome, tensors, run.missing_entries)
+    except ObservationError as exc:
+        return f"case {frame.case[:100]}: {exc}"
+    return None
 
 
-def case_run(head: dict[str, Any], tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
-    """`missing_entries`: the entry points the solution's load frame said it lacks; a case that
+def case_run(outcome: CaseOutcome, tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
+    """A case's outcome as the judge takes it (its observations decoded with the protocol's caps).
+    `missing_entries`: the entry points the solution's load frame said it lacks; a case that
     failed on one of those is worded by the judge, naming it (any other name is not believed)."""
-    status = head.get("status")
-    time_ms = head.get("time_ms")
-    elapsed = 0.0
-    if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) and 0 <= time_ms < 1e9:
-        elapsed = float(time_ms)
-    message = head.get("message", "")
-    message = message[:8000] if isinstance(message, str) else ""
-    if status == "ok":
-        return CaseRun("ok", elapsed, decode(head.get("obs"), tensors))
-    if status == "forbidden":
-        api = head.get("api")
-        return CaseRun("forbidden", elapsed, api=api[:200] if isinstance(api, str) else "?")
-    entry = head.get("missing_entry")
-    if status == "error" and isinstance(entry, str) and entry in missing_entries:
+    elapsed, message = outcome.time_ms, outcome.message
+    if outcome.status == "ok":
+        return CaseRun("ok", elapsed, decode(outcome.obs, tensors))
+    if outcome.status == "forbidden":
+        return CaseRun("forbidden", elapsed, api=outcome.api if outcome.api is not None else "?")
+    entry, what = outcome.missing_entry, outcome.unreturnable
+    if outcome.status == "error" and entry is not None and entry in missing_entries:
         text = msg("entry_point_missing_case", name=entry)
-        return CaseRun("error", elapsed, message=text.both(), text=text, missing_entry=entry)
-    what = head.get("unreturnable")
-    if status == "error" and isinstance(what, str) and UNRETURNABLE.fullmatch(what):
+        return CaseRun("error", elapsed, message=message, text=text, missing_entry=entry)
+    if outcome.status == "error" and what is not None:
         if what.startswith("torch."):
             text = msg("unreturnable_dtype", dtype=what, allowed=RETURNABLE_DTYPES)
         else:
             text = msg("unreturnable_layout", kind=what)
-        return CaseRun("error", elapsed, message=text.both(), text=text)
-    if status in ("error", "memory"):
-        return CaseRun(status, elapsed, message=message)
-    shown = repr(status[:40]) if isinstance(status, str) else f"of type {type(status).__name__}"
-    raise ObservationError(f"unknown case status {shown}")
+        return CaseRun("error", elapsed, message=message, text=text)
+    return CaseRun(
+        outcome.status, elapsed, message=message, line=outcome.line, missing_part=outcome.missing_part
+    )
 
 
 def classify_stop(

@@ -24,7 +24,7 @@ from judge.core.report import CaseResult, PartUse, Report
 from judge.core.results import Expected, RunResult, SolutionRun, Stop, WrongSolution
 from judge.core.runner.job import LEARNER_FILE, PartSource, SolutionSource
 from judge.core.runner.tracebacks import OUTSIDE, OWN_FRAMES
-from judge.core.texts import Text, split_pair
+from judge.core.texts import Text
 from judge.core.verdicts import Verdict, worst
 
 MAX_SOURCE_BYTES = 256 * 1024
@@ -57,16 +57,16 @@ def grade_solution(
     the judge's own comparison of observations and its sentence for each stop do."""
     results: list[CaseResult] = []
     load_failure = _load_failure(run, stop)
-    if sealed and load_failure is not None:
-        load_failure = load_failure[0], msg("sealed_load")
+    if sealed and load_failure is not None:  # not even the line: the code's process wrote it
+        load_failure = Failure(load_failure.verdict, msg("sealed_load"))
     if sealed and stop is not None and stop.verdict in (Verdict.RE, Verdict.SE):
         stop = Stop(stop.verdict, msg("sealed_stopped"), stop.ran_ms)
     stopped_at: str | None = None
     for c in cases:
-        r = CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0, description=split_pair(c.description))
+        r = CaseResult(c.name, c.public, Verdict.SE, 0, c.points, 0.0, description=c.description)
         got = run.cases.get(c.name)
         if load_failure is not None:
-            r.verdict, r.message = load_failure
+            load_failure.apply(r)
             r.ran = False
         elif got is None:
             if stop is None:
@@ -116,6 +116,9 @@ def grade_solution(
             else:
                 r.verdict = Verdict.RE
                 r.message = msg("sealed_error") if sealed else (got.text or runner_message(got.message))
+            if r.verdict in (Verdict.RE, Verdict.MLE) and not sealed:  # the code's process says both
+                r.line = got.line
+                r.missing_problem = got.missing_part[0] if got.missing_part is not None else None
         results.append(r)
     return results
 
@@ -145,22 +148,42 @@ def _first_error_map(
     return None
 
 
-def _load_failure(run: SolutionRun, stop: Stop | None) -> tuple[Verdict, Text] | None:
-    status = run.load_status
+class Failure(NamedTuple):
+    """Why every case of a solution failed alike (it did not load, or the run stopped), with what
+    each of those cases carries of it."""
+
+    verdict: Verdict
+    text: Text
+    line: int | None = None  # of the solution's file (a compile or import error)
+    missing_problem: str | None = None  # the problem whose part it lacks
+
+    def apply(self, r: CaseResult) -> None:
+        r.verdict, r.message, r.line, r.missing_problem = (
+            self.verdict,
+            self.text,
+            self.line,
+            self.missing_problem,
+        )
+
+
+def _load_failure(run: SolutionRun, stop: Stop | None) -> Failure | None:
+    status, line = run.load_status, run.load_line
     if status is None:
         if stop is None:
-            return Verdict.SE, msg("never_loaded")
+            return Failure(Verdict.SE, msg("never_loaded"))
         return None  # the stop explains it case by case
     if status == "ce":
-        return Verdict.CE, runner_message(run.load_message)
+        return Failure(Verdict.CE, run.load_text or runner_message(run.load_message), line)
     if status == "missing_part" and run.missing_part is not None:
         # Cannot be loaded: the code it imports does not exist yet.
         problem, module = run.missing_part
-        return Verdict.CE, msg("part_missing", problem=problem, module=module)
+        return Failure(Verdict.CE, msg("part_missing", problem=problem, module=module), None, problem)
     if status == "memory":
-        return Verdict.MLE, msg("import_out_of_memory") + runner_message("\n" + run.load_message)
+        return Failure(
+            Verdict.MLE, msg("import_out_of_memory") + runner_message("\n" + run.load_message), line
+        )
     if status == "error":
-        return Verdict.RE, msg("import_error") + runner_message("\n" + run.load_message)
+        return Failure(Verdict.RE, msg("import_error") + runner_message("\n" + run.load_message), line)
     return None
 
 
@@ -357,7 +380,7 @@ def attach_hints(cases: list[Case], results: list[CaseResult], run: SolutionRun,
         top = max(strength[n] for n in candidates)
         best = [n for n in candidates if strength[n] == top]
         if len(best) == 1:
-            r.hint = split_pair(hints[best[0]])
+            r.hint = hints[best[0]]
 
 
 def _fails_among(cases: dict[str, Case], expected: Expected, wrong: str, names: set[str]) -> int:
@@ -383,7 +406,7 @@ def _every_case(cases: list[Case], verdict: Verdict, message: Text) -> list[Case
             c.points,
             0.0,
             message,
-            description=split_pair(c.description),
+            description=c.description,
             ran=False,
         )
         for c in cases
@@ -486,7 +509,7 @@ def judge_source(
         stopped = _unfinished(shown)
         if stopped is not None:
             for c in hidden:
-                graded[c.name] = _not_run(c, *stopped)
+                graded[c.name] = _not_run(c, stopped)
         else:
             sealed = learner_run(hidden, whole)
             run = sealed.solutions[0]
@@ -508,28 +531,22 @@ def judge_source(
     return report
 
 
-def _unfinished(run: RunResult | None) -> tuple[Verdict, Text] | None:
-    """Why the hidden cases need not run after the public ones: (verdict, why), or None to
-    run them. Code that did not load, or a run that stopped early, would be stopped again."""
+def _unfinished(run: RunResult | None) -> Failure | None:
+    """Why the hidden cases need not run after the public ones, or None to run them. Code that
+    did not load, or a run that stopped early, would be stopped again. (What the public job's
+    load failure says, its line included, the learner reads on the public cases already.)"""
     if run is None:
         return None
     load = _load_failure(run.solutions[0], run.stop)
     if load is not None:
         return load
     if run.stop is not None:
-        return run.stop.verdict, msg("not_run_after_public")
+        return Failure(run.stop.verdict, msg("not_run_after_public"))
     return None
 
 
-def _not_run(case: Case, verdict: Verdict, why: Text) -> CaseResult:
-    return CaseResult(
-        case.name,
-        case.public,
-        verdict,
-        0,
-        case.points,
-        0.0,
-        why,
-        description=split_pair(case.description),
-        ran=False,
-    )
+def _not_run(case: Case, why: Failure) -> CaseResult:
+    r = CaseResult(case.name, case.public, why.verdict, 0, case.points, 0.0, description=case.description)
+    why.apply(r)
+    r.ran = False
+    return r

@@ -68,6 +68,11 @@ CATALOG: dict[str, tuple[str, str]] = {
         "这个用例用到入口 {name}，你的代码没有定义它",
         "this case uses the entry point {name}, which your code does not define",
     ),
+    "no_entry_points": (
+        "缺少入口：{names}（这个文件没有定义本题要的任何入口）",
+        "missing entry point(s): {names} (the file defines none of this problem's entry points)",
+    ),
+    "entry_points_not_callable": ("入口不可调用：{names}", "entry point(s) not callable: {names}"),
     "entry_points_missing": (
         "你的代码缺少入口 {names}：用到它的用例不通过，其余用例照常评测",
         "your code lacks the entry point(s) {names}: the cases that use them fail, the others are judged",
@@ -162,6 +167,7 @@ CATALOG: dict[str, tuple[str, str]] = {
         "评测失败 {attempts} 次（评测进程每次都中途停止），已放弃；这不是你的代码的问题。",
         "Judging failed {attempts} times (the worker stopped each time); this is not your code's fault.",
     ),
+    "problem_withdrawn": ("题目 {problem} 已下线。", "Problem {problem} is no longer offered."),
     "judging_failed": ("评测失败 {attempts} 次：{reason}", "Judging failed {attempts} times: {reason}"),
     "judging_unsandboxed": (
         "评测没有沙箱：只适合你一个人在本机使用的服务器",

@@ -11,7 +11,9 @@ header itself: dtype, shape, offsets, tensor count and element count. Nothing is
 
 Frame kinds, in order: "hello" (runner ready, torch imported), then per solution a "load"
 frame of status "started" (its code is about to run), a "load" frame with the outcome of
-loading it, and one "case" frame per case; then "done".
+loading it, and one "case" frame per case; then "done". What each head holds is a record of
+judge.core.frames, which both ends build and parse the heads with; this module knows only
+that a head is an object with a "kind".
 """
 
 from __future__ import annotations

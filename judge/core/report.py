@@ -11,6 +11,10 @@ from judge.core.diagnose.probe import Diagnosis
 from judge.core.texts import EMPTY, LANGUAGES, Text
 from judge.core.verdicts import Verdict, label
 
+# The stored report's format: 2 added "version", and per case "line" and "missing_problem"
+# (reports stored before carry no version).
+REPORT_VERSION = 2
+
 
 def diagnosis_dict(diagnosis: Diagnosis, lang: str | None = None) -> dict[str, Any]:
     """A diagnosis as the report stores it (both languages) or shows it (`lang`)."""
@@ -43,6 +47,12 @@ class CaseResult:
     # False when the case never ran (the run stopped before it, or the module did not load):
     # its time_ms is then 0 by construction and is shown as "—", not as a measured time.
     ran: bool = True
+    # The line of the learner's solution file its error points at (a compile error's, or the
+    # innermost frame of theirs in a traceback); None when that is in another file (one of
+    # their parts), unknown, or from a sealed (hidden) run.
+    line: int | None = None
+    # The problem to solve first, when it fails because a part that problem makes is missing.
+    missing_problem: str | None = None
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         """`lang` None keeps both languages (what is stored); "zh" or "en" gives that one only."""
@@ -62,6 +72,8 @@ class CaseResult:
             "hint": pick(self.hint),
             "description": pick(self.description),
             "diagnoses": [diagnosis_dict(d, lang) for d in self.diagnoses],
+            "line": self.line,
+            "missing_problem": self.missing_problem,
         }
         if self.error_map is not None:
             out["error_map"] = self.error_map
@@ -107,6 +119,7 @@ class Report:
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         return {
+            "version": REPORT_VERSION,
             "problem": self.problem,
             "verdict": str(self.verdict),
             "score": self.score,

@@ -17,14 +17,12 @@ DEFAULT_LANGUAGE = "zh"
 class Text:
     zh: str
     en: str
-    # The author's text this was split from ("中文 / English"), when it was.
-    source: str = ""
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Text):
             return (self.zh, self.en) == (other.zh, other.en)
-        if isinstance(other, str):  # an author's original text, or one of its languages
-            return other in (self.source, self.zh, self.en, self.both())
+        if isinstance(other, str):  # one of its languages
+            return other in (self.zh, self.en)
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -35,9 +33,6 @@ class Text:
 
     def __bool__(self) -> bool:
         return bool(self.zh or self.en)
-
-    def __str__(self) -> str:
-        return self.both()
 
     def get(self, lang: str) -> str:
         return self.en if lang == "en" else self.zh
@@ -57,10 +52,6 @@ class Text:
     def with_zh(self, zh: str) -> Text:
         return Text(zh, self.en)
 
-    def both(self) -> str:
-        """Both languages in one string (the form of texts written before they were kept apart)."""
-        return self.zh if self.zh == self.en else f"{self.zh}\n{self.en}"
-
     @staticmethod
     def join(texts: list[Text], sep: str = "\n") -> Text:
         return Text(sep.join(t.zh for t in texts), sep.join(t.en for t in texts))
@@ -74,12 +65,19 @@ def same(text: str) -> Text:
 EMPTY = Text("", "")
 
 
-def split_pair(text: str) -> Text:
-    """Split an author's "中文 / English" line, or a "中文 paragraph" + "English paragraph" hint.
+def parse_author_text(text: str) -> Text:
+    """An author's bilingual text, as packages write it, parsed into its two languages.
 
-    Case descriptions put both languages on one line around " / "; hints (the docstrings of
-    wrong solutions) put the Chinese paragraph first and the English one after a line break.
+    The format (docs/authoring.md): the Chinese first, then the English.
+    - Across lines (a wrong solution's docstring hint: a Chinese paragraph, then an English
+      one): the first line break after which no Chinese follows splits them.
+    - On one line (a case's description, "中文 / English"): the first "/" after which no Chinese
+      follows splits them, so a "/" inside the Chinese part ("1/√7") is not taken for it.
+    Either way a "/" at the seam is dropped and the lines of each part are joined by spaces.
     A text with no English part is shown as it is in both languages.
+
+    Parse a text once, where the package is loaded (judge.core.casekit for descriptions,
+    judge.authoring.package for hints); everything after that hands the `Text` on.
     """
     text = text.strip()
     lines = text.splitlines()
@@ -87,18 +85,25 @@ def split_pair(text: str) -> Text:
         head = " ".join(line.strip() for line in lines[:i]).rstrip(" /")
         tail = " ".join(line.strip() for line in lines[i:]).lstrip(" /")
         if head and tail and _is_chinese(head) and not _is_chinese(tail):
-            return Text(head, tail, text)
+            return Text(head, tail)
     flat = " ".join(line.strip() for line in lines)
     for at, ch in enumerate(flat):
-        # The first "/" after which no Chinese follows ("1/√7" inside the Chinese part is not it).
         if (
             ch == "/"
             and _is_chinese(flat[:at])
             and flat[at + 1 :].strip()
             and not _is_chinese(flat[at + 1 :])
         ):
-            return Text(flat[:at].strip(), flat[at + 1 :].strip(), text)
-    return Text(text, text, text)
+            return Text(flat[:at].strip(), flat[at + 1 :].strip())
+    return Text(text, text)
+
+
+def split_pair(text: str) -> Text:
+    """A text stored before the two languages were kept apart (an old report's hint,
+    description or warning: both in one string, as an author wrote it, or the Chinese line
+    and then the English one), read as `parse_author_text` reads an author's. Only for old
+    stored rows; the judge itself never makes such a string."""
+    return parse_author_text(text)
 
 
 def _is_chinese(text: str) -> bool:

@@ -124,7 +124,7 @@ def test_a_submit_shows_nothing_the_code_wrote_in_the_hidden_cases(
     # The public half's printed output is the learner's to read (it holds no hidden case)...
     assert report.log_scope == "public" and "LOOT []" in report.log
     # ...and the hidden half's error is the judge's sentence, not the code's.
-    assert hidden.message is not None and "LOOT" not in hidden.message.both()
+    assert hidden.message is not None and "LOOT" not in hidden.message
     assert "hidden" in hidden.message.en
     assert _leaks(report.to_dict()) == []
 

@@ -25,7 +25,7 @@ EMIT = """
 import logging, sys
 from judge.logs import configure_logging
 configure_logging(sys.argv[1])
-for name in ("judge.core.grading", "sandbox.pool", "web.submissions.worker", "uvicorn.error", "urllib3"):
+for name in ("judge.core.grading", "sandbox.pool", "web.judging.worker", "uvicorn.error", "urllib3"):
     log = logging.getLogger(name)
     log.debug("%s says debug", name)
     log.info("%s says info", name)
@@ -44,7 +44,7 @@ def logged(level: str) -> list[str]:
 
 
 def test_levels_and_the_format_in_a_fresh_process() -> None:
-    ours = ("judge.core.grading", "sandbox.pool", "web.submissions.worker", "uvicorn.error")
+    ours = ("judge.core.grading", "sandbox.pool", "web.judging.worker", "uvicorn.error")
     assert logged("debug") == [
         *(
             f"{kind} {name}: {name} says {kind.lower()}"

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from judge.authoring.package import Problem
+from judge.core.checkers import allclose, exact, ulp
 from judge.expected import ExpectedStore
-from judge.scratch import Profile, admit, public_profile, run_scratch
+from judge.scratch import Profile, admit, allows_error, public_profile, run_scratch
 from tests.factories import local_backend
 from tests.web.factories import PKG_204
 
@@ -110,3 +111,11 @@ def test_a_forbidden_api_and_a_snippet_that_leaves_early_are_named(store: Expect
     out = scratch(PROBLEM.reference.source(), "import os\nos._exit(3)", store)
     assert out["status"] == "stopped" and out["verdict"] == "RE" and out["calls"] == []
     assert "3" in out["text"]["en"]
+
+
+def test_a_checkers_tolerance_is_asked_of_the_checker_never_of_its_class() -> None:
+    """The scratch cell's checker for a float dtype is one that allows some error: told by the
+    Checker protocol (`excess`), so a checker of any class, or an exact one under another
+    name, is placed alike."""
+    assert not allows_error(exact()) and not allows_error(allclose(rtol=0.0, atol=0.0))
+    assert allows_error(allclose()) and allows_error(ulp(max_ulps=1))

@@ -18,8 +18,10 @@ from typing import Any, cast
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from judge.core.verdicts import Verdict
 from tests.paths import REPO_ROOT
 from web.app import create_app
+from web.judging.records import StoredReport
 from web.platform import Platform
 from web.settings import WebSettings
 
@@ -104,6 +106,12 @@ def wait_done(client: TestClient, token: str, sub_id: int, timeout: float = 120.
             return body
         time.sleep(0.1)
     raise AssertionError(f"submission {sub_id} was not judged within {timeout} s")
+
+
+def result_of(score: int, max_score: int = 100, verdict: str | None = None) -> StoredReport:
+    """What a worker writes for a judgement of no cases: AC at full marks, else WA (or `verdict`)."""
+    shown = Verdict(verdict) if verdict else Verdict.AC if score == max_score else Verdict.WA
+    return StoredReport(problem="204", verdict=shown, score=score, max_score=max_score)
 
 
 def read_204(path: str) -> str:

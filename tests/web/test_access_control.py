@@ -37,8 +37,8 @@ from tests.web.factories import (
 from web.auth.models import ApiToken, User
 from web.db import utcnow
 from web.deps import CSRF_HEADER, SESSION_COOKIE
+from web.judging.records import HIDDEN_CASE_FIELDS
 from web.scores.models import Score
-from web.submissions.views import HIDDEN_CASE_FIELDS
 
 ANON, TOKEN, COOKIE = "anonymous", "learner B (API token)", "learner B (cookie session)"
 CALLERS = (ANON, TOKEN, COOKIE)

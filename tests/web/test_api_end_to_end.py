@@ -25,7 +25,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import judge
 from judge.authoring.package import Problem
-from judge.core.texts import split_pair
 from tests.web.factories import (
     METRICS_HEADERS,
     PASSWORD,
@@ -233,7 +232,7 @@ def test_a_wrong_solution_gets_wa_and_its_hint_on_a_public_case(flow: Flow) -> N
     assert public and hidden
     assert all(c["message"] and c["description"] for c in public)
     # In the reader's language (Chinese by default): the hint's Chinese paragraph only.
-    assert any(c["hint"] and c["hint"] == split_pair(WRONG_HINT).zh for c in public), public
+    assert any(c["hint"] and c["hint"] == WRONG_HINT.zh for c in public), public
     # Hidden cases: nothing that tells their inputs or expected values.
     for c in (c for c in sub["cases"] if not c["public"]):
         assert c["message"] is None and c.get("error_map") is None, c

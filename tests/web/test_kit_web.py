@@ -165,7 +165,7 @@ def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
         builds.append(str(args[-1]))  # the server URL it writes into kit.json
         return build_kit(*args, **kwargs)
 
-    monkeypatch.setattr("web.problems.kit.build_kit", counted_build)
+    monkeypatch.setattr("web.problems.kitstore.build_kit", counted_build)
     public = "https://judge.example.edu"
     settings = make_settings(tmp_path, problems_dir=problems, workers=1, public_url=public + "/")
     with make_client(settings) as client:
@@ -178,7 +178,7 @@ def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
         assert len({a.content for a in answers}) == 1
         assert builds == [public]
         platform: Platform = cast(FastAPI, client.app).state.platform
-        assert platform.kit.builds == 1
+        assert platform.kit.cache.builds == 1
         assert client.get("/api/kit/status").json() == {"ready": True, "done": 1, "total": 1, "failed": None}
     archive = zipfile.ZipFile(io.BytesIO(answers[0].content))
     assert json.loads(archive.read("practice/kit.json"))["server"] == public
@@ -186,7 +186,7 @@ def test_the_kit_is_built_once_and_names_the_public_url_not_the_host(
     with make_client(settings) as client:
         assert client.get("/kit.zip").content == answers[0].content
         platform = cast(FastAPI, client.app).state.platform
-        assert platform.kit.builds == 0 and builds == [public]
+        assert platform.kit.cache.builds == 0 and builds == [public]
     for name in archive.namelist():
         assert b"attacker-" not in archive.read(name), name
 

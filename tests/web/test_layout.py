@@ -1,12 +1,12 @@
-"""How web/ is put together: the domains (auth, problems, drafts, submissions, scores, admin) and
-the platform under them never reach into the pages (only the app, which puts everything
-together, does). That no module imports one that imports it back is tests/test_layers.py's."""
+"""How web/ is put together: the domains (auth, problems, drafts, submissions, judging, scores,
+admin) and the platform under them never reach into the pages (only the app, which puts
+everything together, does). That no module imports one that imports it back is tests/test_layers.py's."""
 
 from __future__ import annotations
 
 from tests.imports import graph
 
-DOMAINS = ("auth", "problems", "drafts", "submissions", "scores", "admin")
+DOMAINS = ("auth", "problems", "drafts", "submissions", "judging", "scores", "admin")
 # The one module outside web.pages that may import it: the app includes the page routes.
 COMPOSER = "web.app"
 

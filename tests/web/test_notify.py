@@ -15,8 +15,18 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.web.factories import PKG_204, bearer, make_client, make_settings, read_204, register, submit
+from tests.web.factories import (
+    PKG_204,
+    bearer,
+    make_client,
+    make_settings,
+    read_204,
+    register,
+    result_of,
+    submit,
+)
 from web.db import make_engine, make_sessionmaker, transaction
+from web.judging import queue
 from web.notify import (
     ANYTHING,
     APPLICATION_NAME,
@@ -27,7 +37,6 @@ from web.notify import (
     postgres_conninfo,
 )
 from web.platform import Platform, build_platform
-from web.submissions import queue
 
 HEARD_WITHIN_S = 5.0
 
@@ -165,8 +174,7 @@ def test_a_long_poll_wakes_for_a_claim_and_a_verdict_written_by_another_process(
                 claim = queue.claim(factory, "elsewhere/0", 30, 3, worker_notices)
                 assert claim is not None and claim.submission_id == sub_id
             else:
-                report = {"verdict": "AC", "score": 100, "max_score": 100, "cases": []}
-                assert queue.complete(factory, claim, report, None, "elsewhere/0", worker_notices)
+                assert queue.complete(factory, claim, result_of(100), None, "elsewhere/0", worker_notices)
             poll.join(10)
             status, answered = answers[-1]
             assert status == ("running" if step == "claim" else "done")

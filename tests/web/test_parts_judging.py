@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.judge.test_parts import USES_PART, course
+from tests.judge.core.test_parts import USES_PART, course
 from tests.web.factories import make_client, make_settings, register, submit, wait_done
 
 DOUBLE = "def f(x):\n    return x + x\n"

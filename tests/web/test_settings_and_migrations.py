@@ -475,7 +475,7 @@ def test_a_server_that_judges_nothing_needs_no_sandbox(tmp_path: Path) -> None:
     # workers=0: `judge serve` beside separate `judge worker`s, which make the check themselves.
     platform = build_platform(server_settings(tmp_path, workers=0, production=True), "0.0.0.0")
     try:
-        assert platform.pool is None and platform.warnings == []
+        assert platform.pool is None and platform.warnings == ()
     finally:
         platform.engine.dispose()
 

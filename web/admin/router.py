@@ -9,7 +9,18 @@ from pydantic import BaseModel
 
 from web.admin import service
 from web.admin.service import AdminProblem, AdminSubmission, AdminUser, ValidationOut
-from web.deps import AdminDep, DbDep, DbText, IdPath, PlatformDep
+from web.deps import (
+    AdminDep,
+    DbDep,
+    DbText,
+    FactoryDep,
+    IdPath,
+    JudgeDep,
+    NoticesDep,
+    PlatformDep,
+    ProblemsDep,
+    SettingsDep,
+)
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -39,13 +50,13 @@ def all_submissions(
 
 
 @router.post("/submissions/{submission_id}/rejudge", response_model=Rejudged)
-def rejudge_submission(submission_id: IdPath, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
-    return Rejudged(queued=service.rejudge_submission(db, platform, submission_id))
+def rejudge_submission(submission_id: IdPath, _admin: AdminDep, db: DbDep, notices: NoticesDep) -> Rejudged:
+    return Rejudged(queued=service.rejudge_submission(db, notices, submission_id))
 
 
 @router.post("/problems/{problem_id}/rejudge", response_model=Rejudged)
-def rejudge_problem(problem_id: DbText, _admin: AdminDep, db: DbDep, platform: PlatformDep) -> Rejudged:
-    return Rejudged(queued=service.rejudge_problem(db, platform, problem_id))
+def rejudge_problem(problem_id: DbText, _admin: AdminDep, db: DbDep, notices: NoticesDep) -> Rejudged:
+    return Rejudged(queued=service.rejudge_problem(db, notices, problem_id))
 
 
 @router.get("/problems", response_model=list[AdminProblem])
@@ -54,8 +65,16 @@ def problems(_admin: AdminDep, db: DbDep) -> list[AdminProblem]:
 
 
 @router.post("/problems/{problem_id}/validate", status_code=202, response_model=ValidationOut)
-def validate_problem(problem_id: DbText, admin: AdminDep, db: DbDep, platform: PlatformDep) -> ValidationOut:
-    return service.validate_problem(db, platform, problem_id, admin)
+def validate_problem(
+    problem_id: DbText,
+    admin: AdminDep,
+    db: DbDep,
+    factory: FactoryDep,
+    problems: ProblemsDep,
+    judge: JudgeDep,
+    settings: SettingsDep,
+) -> ValidationOut:
+    return service.validate_problem(db, factory, problems, judge, settings, problem_id, admin)
 
 
 @router.get("/validations/{validation_id}", response_model=ValidationOut)

@@ -8,16 +8,19 @@ from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
+from judge.authoring.package import Problem
 from web.auth.models import User
 from web.errors import not_found
-from web.platform import Platform
+from web.judging import queue
+from web.judging.judges import JudgeContext
+from web.notify import Notices
 from web.problems import validation
 from web.problems.models import ProblemValidation
 from web.problems.service import current_versions
 from web.problems.sync import current_version
-from web.submissions import queue
+from web.settings import WebSettings
 from web.submissions.models import Mode, Submission
 from web.submissions.views import SubmissionSummary, summary
 
@@ -81,20 +84,20 @@ def all_submissions(db: Session, problem_id: str | None, limit: int) -> list[Adm
     ]
 
 
-def rejudge_submission(db: Session, platform: Platform, submission_id: int) -> int:
+def rejudge_submission(db: Session, notices: Notices, submission_id: int) -> int:
     """Put one judged submission back in the queue; how many went (0 while it is still queued)."""
     if db.get(Submission, submission_id) is None:
         raise not_found("submission", submission_id)
-    n = queue.rejudge(db, [submission_id], platform.notices)
+    n = queue.rejudge(db, [submission_id], notices)
     db.commit()
     return n
 
 
-def rejudge_problem(db: Session, platform: Platform, problem_id: str) -> int:
+def rejudge_problem(db: Session, notices: Notices, problem_id: str) -> int:
     """Put every judged submission to a problem back in the queue."""
     judged = select(Submission.id).where(Submission.problem_id == problem_id, Submission.mode != Mode.SCRATCH)
     ids = list(db.scalars(judged))
-    n = queue.rejudge(db, ids, platform.notices)
+    n = queue.rejudge(db, ids, notices)
     db.commit()
     return n
 
@@ -127,16 +130,23 @@ def problems(db: Session) -> list[AdminProblem]:
     ]
 
 
-def validate_problem(db: Session, platform: Platform, problem_id: str, admin: User) -> ValidationOut:
-    """Start `judge validate` of the problem's current version in the background."""
+def validate_problem(
+    db: Session,
+    factory: sessionmaker[Session],
+    problems: dict[str, Problem],
+    judge: JudgeContext | None,
+    settings: WebSettings,
+    problem_id: str,
+    admin: User,
+) -> ValidationOut:
+    """Start `judge validate` of the problem's current version in the background (its sessions
+    come from `factory`), on this process's judge."""
     version = current_version(db, problem_id)
-    problem = platform.problems.get(problem_id)
+    problem = problems.get(problem_id)
     if version is None or problem is None:
         raise not_found("problem", problem_id)
-    backend = platform.judge.backend if platform.judge is not None else None
-    record = validation.start(
-        platform.factory, db, version, problem.root, backend, platform.settings, admin.id
-    )
+    backend = judge.backend if judge is not None else None
+    record = validation.start(factory, db, version, problem.root, backend, settings, admin.id)
     return validation_out(record)
 
 

@@ -10,7 +10,16 @@ from pydantic import BaseModel, Field, StringConstraints
 from web.auth import service
 from web.auth.models import TokenScope, User
 from web.auth.service import Credentials, NewToken, TokenOut
-from web.deps import DbDep, DbText, IdPath, PlatformDep, PrincipalDep, UserDep, client_address
+from web.deps import (
+    DbDep,
+    DbText,
+    IdPath,
+    PrincipalDep,
+    SecretKeyDep,
+    SettingsDep,
+    UserDep,
+    client_address,
+)
 from web.errors import N_, ApiError
 from web.language import Language
 
@@ -61,21 +70,31 @@ def _user_out(user: User) -> UserOut:
 
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
-def register(body: Credentials, request: Request, db: DbDep, platform: PlatformDep) -> UserOut:
+def register(body: Credentials, request: Request, db: DbDep, settings: SettingsDep) -> UserOut:
     address = client_address(request)
-    return _user_out(service.create_user(db, platform, address, body.username, body.password, body.language))
+    return _user_out(service.create_user(db, settings, address, body.username, body.password, body.language))
 
 
 @router.post("/auth/token", status_code=201, response_model=NewToken)
-def create_token(body: TokenRequest, request: Request, db: DbDep, platform: PlatformDep) -> NewToken:
-    user = service.authenticate(db, platform, client_address(request), body.username, body.password)
-    return service.issue_token(db, platform, user, body.name, body.scope)
+def create_token(
+    body: TokenRequest, request: Request, db: DbDep, settings: SettingsDep, secret_key: SecretKeyDep
+) -> NewToken:
+    user = service.authenticate(db, settings, client_address(request), body.username, body.password)
+    return service.issue_token(db, settings, secret_key, user, body.name, body.scope)
 
 
 @router.post("/auth/login", response_model=MeOut)
-def login(body: LoginBody, request: Request, response: Response, db: DbDep, platform: PlatformDep) -> MeOut:
-    user = service.authenticate(db, platform, client_address(request), body.username, body.password)
-    session = service.start_session(db, platform, user, response, https=request.url.scheme == "https")
+def login(
+    body: LoginBody,
+    request: Request,
+    response: Response,
+    db: DbDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
+) -> MeOut:
+    user = service.authenticate(db, settings, client_address(request), body.username, body.password)
+    https = request.url.scheme == "https"
+    session = service.start_session(db, settings, secret_key, user, response, https=https)
     return MeOut(**_user_out(user).model_dump(), csrf_token=session.csrf_token)
 
 
@@ -115,7 +134,9 @@ def list_tokens(user: UserDep, db: DbDep) -> list[TokenOut]:
 
 
 @router.post("/me/tokens", status_code=201, response_model=NewToken)
-def add_token(body: TokenName, principal: PrincipalDep, db: DbDep, platform: PlatformDep) -> NewToken:
+def add_token(
+    body: TokenName, principal: PrincipalDep, db: DbDep, settings: SettingsDep, secret_key: SecretKeyDep
+) -> NewToken:
     # A token never makes another, whatever its scope: else one leaked token would outlive its
     # expiry and its revocation. The browser session stands for the password it was opened with.
     if principal.session is None:
@@ -127,7 +148,7 @@ def add_token(body: TokenName, principal: PrincipalDep, db: DbDep, platform: Pla
                 "a token cannot make another."
             ),
         )
-    return service.issue_token(db, platform, principal.user, body.name, body.scope)
+    return service.issue_token(db, settings, secret_key, principal.user, body.name, body.scope)
 
 
 @router.delete("/me/tokens/{token_id}", status_code=204)

@@ -20,7 +20,7 @@ from web.db import utcnow
 from web.deps import SESSION_COOKIE
 from web.errors import N_, ApiError, not_found
 from web.language import Language
-from web.platform import Platform
+from web.settings import WebSettings
 
 Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{3,32}$")]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
@@ -52,13 +52,13 @@ class TokenOut(BaseModel):
     last_used_at: datetime | None
 
 
-def authenticate(db: Session, platform: Platform, address: str, username: str, password: str) -> User:
-    ratelimit.check_login(db, platform.settings, username, address)
+def authenticate(db: Session, settings: WebSettings, address: str, username: str, password: str) -> User:
+    ratelimit.check_login(db, settings, username, address)
     # Every check costs an argon2 hash (~0.1 s of a core), right or wrong: counted per address.
-    ratelimit.count_password_check(db, platform.settings, address)
+    ratelimit.count_password_check(db, settings, address)
     user = db.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if not verify_password(user.password_hash if user else None, password) or user is None:
-        ratelimit.record_failed_login(db, platform.settings, username, address)
+        ratelimit.record_failed_login(db, settings, username, address)
         raise ApiError(401, "bad_credentials", N_("Wrong username or password."))
     return user
 
@@ -95,14 +95,14 @@ def check_new_account(username: str, password: str) -> None:
 
 
 def create_user(
-    db: Session, platform: Platform, address: str, username: str, password: str, language: str = "zh"
+    db: Session, settings: WebSettings, address: str, username: str, password: str, language: str = "zh"
 ) -> User:
     """A new account. Registrations are counted per address; a name is taken whatever its case,
     which the database's unique index on lower(username) settles when two arrive at once."""
     check_new_account(username, password)
     if db.scalar(select(User.id).where(func.lower(User.username) == username.lower())) is not None:
         raise _taken(username)
-    ratelimit.count_registration(db, platform.settings, address)
+    ratelimit.count_registration(db, settings, address)
     user = User(username=username, password_hash=hash_password(password), language=language)
     db.add(user)
     try:
@@ -114,13 +114,13 @@ def create_user(
 
 
 def start_session(
-    db: Session, platform: Platform, user: User, response: Response, https: bool
+    db: Session, settings: WebSettings, secret_key: str, user: User, response: Response, https: bool
 ) -> LoginSession:
     """A new browser session for `user`; its cookie is set on `response`."""
     raw = new_token()
-    days = platform.settings.session_days
+    days = settings.session_days
     session = LoginSession(
-        token_hash=token_hash(platform.secret_key, raw),
+        token_hash=token_hash(secret_key, raw),
         user_id=user.id,
         csrf_token=secrets.token_urlsafe(32),
         expires_at=utcnow() + timedelta(days=days),
@@ -134,7 +134,7 @@ def start_session(
         max_age=days * 86400,
         httponly=True,
         samesite="lax",
-        secure=platform.settings.secure_cookies or https,
+        secure=settings.secure_cookies or https,
         path="/",
     )
     return session
@@ -161,20 +161,25 @@ def end_everything(db: Session, user: User, response: Response) -> None:
 
 
 def issue_token(
-    db: Session, platform: Platform, user: User, name: str, scope: TokenScope = TokenScope.SUBMIT
+    db: Session,
+    settings: WebSettings,
+    secret_key: str,
+    user: User,
+    name: str,
+    scope: TokenScope = TokenScope.SUBMIT,
 ) -> NewToken:
     """A new API token for `user`, working for `token_days`: the raw token is in the answer once,
     only its hash is kept. Whoever calls this has checked the password or a browser session."""
     raw = new_token(API_TOKEN_PREFIX)
     now = utcnow()
     token = ApiToken(
-        token_hash=token_hash(platform.secret_key, raw),
+        token_hash=token_hash(secret_key, raw),
         prefix=raw[:10],
         name=name,
         user_id=user.id,
         scope=scope,
         created_at=now,
-        expires_at=now + timedelta(days=platform.settings.token_days),
+        expires_at=now + timedelta(days=settings.token_days),
     )
     db.add(token)
     pruning.prune_expired_tokens(db)

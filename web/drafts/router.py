@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from web.deps import DbDep, DbText, PlatformDep, UserDep
+from web.deps import DbDep, DbText, SettingsDep, UserDep
 from web.drafts import service
 from web.drafts.service import DraftOut
 
@@ -23,9 +23,9 @@ def get_draft(problem_id: DbText, user: UserDep, db: DbDep) -> DraftOut:
 
 @router.put("/{problem_id}/draft", response_model=DraftOut)
 def save_draft(
-    problem_id: DbText, body: DraftIn, user: UserDep, db: DbDep, platform: PlatformDep
+    problem_id: DbText, body: DraftIn, user: UserDep, db: DbDep, settings: SettingsDep
 ) -> DraftOut:
-    return service.save_draft(db, platform.settings, user, problem_id, body.code)
+    return service.save_draft(db, settings, user, problem_id, body.code)
 
 
 @router.delete("/{problem_id}/draft", status_code=204)

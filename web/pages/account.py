@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from web.auth import service
 from web.auth.models import User
 from web.auth.service import Credentials
-from web.deps import DbDep, PlatformDep, client_address
+from web.deps import DbDep, SecretKeyDep, SettingsDep, client_address
 from web.errors import ApiError
 from web.language import LANGUAGE_COOKIE, as_language
 from web.pages.common import PageUserDep, redirect, safe_next, to_login
@@ -63,9 +63,11 @@ def _stale_form_message(request: Request, principal: PageUserDep) -> str:
     return gettext("This form expired. Please send it again.")
 
 
-def _session_and_go(request: Request, db: DbDep, platform: PlatformDep, user: User, target: str) -> Response:
+def _session_and_go(
+    request: Request, db: DbDep, settings: SettingsDep, secret_key: SecretKeyDep, user: User, target: str
+) -> Response:
     response = redirect(target)
-    service.start_session(db, platform, user, response, https=request.url.scheme == "https")
+    service.start_session(db, settings, secret_key, user, response, https=request.url.scheme == "https")
     return response
 
 
@@ -83,7 +85,8 @@ def login_form(
     request: Request,
     principal: PageUserDep,
     db: DbDep,
-    platform: PlatformDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
     username: FormText = "",
     password: FormText = "",
     next: FormText = "",
@@ -94,11 +97,11 @@ def login_form(
         error, status = _stale_form_message(request, principal), 400
     else:
         try:
-            user = service.authenticate(db, platform, client_address(request), username, password)
+            user = service.authenticate(db, settings, client_address(request), username, password)
         except ApiError as exc:
             error, status = exc.message.text(_page_gettext(request, principal)), exc.status
         else:
-            return _session_and_go(request, db, platform, user, target)
+            return _session_and_go(request, db, settings, secret_key, user, target)
     return _form_page(request, "login.html", principal, status, next=target, username=username, error=error)
 
 
@@ -114,7 +117,8 @@ def register_form(
     request: Request,
     principal: PageUserDep,
     db: DbDep,
-    platform: PlatformDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
     username: FormText = "",
     password: FormText = "",
     password_again: FormText = "",
@@ -133,7 +137,7 @@ def register_form(
         try:
             body = Credentials(username=username, password=password, language=lang)
             address = client_address(request)
-            user = service.create_user(db, platform, address, body.username, body.password, body.language)
+            user = service.create_user(db, settings, address, body.username, body.password, body.language)
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])
             error = (
@@ -144,7 +148,7 @@ def register_form(
         except ApiError as exc:
             error, status = exc.message.text(gettext), exc.status
         else:
-            return _session_and_go(request, db, platform, user, target)
+            return _session_and_go(request, db, settings, secret_key, user, target)
     return _form_page(
         request, "register.html", principal, status, next=target, username=username, error=error
     )
@@ -180,9 +184,9 @@ def switch_language(
 
 
 @router.get("/settings", response_class=HTMLResponse)
-def settings_page(request: Request, principal: PageUserDep, db: DbDep, platform: PlatformDep) -> Response:
+def settings_page(request: Request, principal: PageUserDep, db: DbDep, settings: SettingsDep) -> Response:
     if principal is None:
         return to_login(request)
     tokens = service.active_tokens(db, principal.user)
-    days = platform.settings.token_days
+    days = settings.token_days
     return render(request, "settings.html", principal, tokens=tokens, token_days=days)

@@ -10,8 +10,9 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from judge.authoring.package import Problem
 from web.course.service import ChapterProgress, course_links, course_map
-from web.deps import DbDep, DbText, PlatformDep
+from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep
 from web.pages.common import PageUserDep, page_reader
 from web.pages.templating import page_language, render
 from web.platform import Platform
@@ -55,30 +56,34 @@ class ModelProgress:
     total: int
 
 
-def capstone_id(platform: Platform) -> str | None:
+def capstone_id(offered_problems: dict[str, Problem]) -> str | None:
     """The course's capstone (course.toml's `capstone`, module qwen.model): the whole model, built
     from every other part. The problem list counts the learner's progress toward it, and its page
     calls its parts "your model". None when the problems have no course or it names none."""
     # Every package of the folder reads the same course.toml; a copy of the values, since a
     # reload (web.problems.sync.replace_problems) may change the dict meanwhile.
-    offered = list(platform.problems.values())
+    offered = list(offered_problems.values())
     course = offered[0].course if offered else None
     return course.capstone if course is not None else None
 
 
-def model_progress(platform: Platform, db: Session, user_id: int, listed: set[str]) -> ModelProgress | None:
+def model_progress(
+    offered: dict[str, Problem], db: Session, user_id: int, listed: set[str]
+) -> ModelProgress | None:
     """None when the capstone is not offered (or has no parts)."""
-    model = capstone_id(platform)
-    capstone = platform.problems.get(model) if model is not None else None
+    model = capstone_id(offered)
+    capstone = offered.get(model) if model is not None else None
     if capstone is None or capstone.id not in listed or not capstone.part_problems:
         return None
     statuses = part_statuses(db, user_id, capstone)
     return ModelProgress(capstone.id, sum(s.solved for s in statuses), len(statuses))
 
 
-def page_parts(platform: Platform, db: Session, user_id: int | None, problem_id: str) -> list[PartStatus]:
+def page_parts(
+    offered: dict[str, Problem], db: Session, user_id: int | None, problem_id: str
+) -> list[PartStatus]:
     """The parts a problem's solutions may import, with the reader's own state of each."""
-    problem = platform.problems.get(problem_id)
+    problem = offered.get(problem_id)
     if problem is None or not problem.part_problems:
         return []
     return part_statuses(db, user_id, problem)
@@ -89,7 +94,7 @@ def page_parts(platform: Platform, db: Session, user_id: int | None, problem_id:
 def problem_list(
     request: Request,
     principal: PageUserDep,
-    platform: PlatformDep,
+    offered: ProblemsDep,
     db: DbDep,
     chapter: Annotated[DbText | None, Query(max_length=64)] = None,
     status: Annotated[DbText | None, Query(max_length=16)] = None,
@@ -125,7 +130,7 @@ def problem_list(
         status=status if status in PROGRESS_STATES else "",
         statuses=PROGRESS_STATES,
         progress=progress,
-        model=model_progress(platform, db, user.id, {p.id for p in listed}) if user else None,
+        model=model_progress(offered, db, user.id, {p.id for p in listed}) if user else None,
     )
 
 
@@ -169,9 +174,9 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         problem=problem,
         statement_html=statement_html,
         statement_fallback=lang == "en" and source is None,
-        parts=page_parts(platform, db, user.id if user else None, problem.id),
+        parts=page_parts(platform.problems, db, user.id if user else None, problem.id),
         course=course,
-        model_problem=capstone_id(platform),
+        model_problem=capstone_id(platform.problems),
         page_data=data,
     )
 
@@ -182,9 +187,9 @@ def leaderboard_page(request: Request, principal: PageUserDep, db: DbDep) -> HTM
 
 
 @router.get("/highlight.css")
-def highlight_stylesheet(platform: PlatformDep) -> Response:
+def highlight_stylesheet(statements: StatementsDep) -> Response:
     return Response(
-        platform.statements.highlight_css,
+        statements.highlight_css,
         media_type="text/css",
         headers={"Cache-Control": "public, max-age=3600"},
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from web.deps import DbDep, DbText, OptionalUserDep, PlatformDep
+from web.deps import DbDep, DbText, OptionalUserDep, StatementsDep
 from web.problems import service
 from web.problems.service import ProblemDetail, ProblemSummary
 
@@ -17,5 +17,7 @@ def list_problems(db: DbDep, user: OptionalUserDep) -> list[ProblemSummary]:
 
 
 @router.get("/{problem_id}", response_model=ProblemDetail)
-def get_problem(problem_id: DbText, db: DbDep, user: OptionalUserDep, platform: PlatformDep) -> ProblemDetail:
-    return service.get_problem(db, platform.statements, problem_id, user)
+def get_problem(
+    problem_id: DbText, db: DbDep, user: OptionalUserDep, statements: StatementsDep
+) -> ProblemDetail:
+    return service.get_problem(db, statements, problem_id, user)

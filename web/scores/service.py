@@ -35,7 +35,7 @@ class LeaderboardRow(BaseModel):
 
 
 # A submission's score for the learner's best: what a rejudge kept if it lowered the result
-# (web.submissions.queue.rejudge), else its own; and the package version that score was judged on.
+# (web.judging.queue.rejudge), else its own; and the package version that score was judged on.
 _COUNTED = func.coalesce(Submission.kept_score, Submission.score)
 _KEPT = Submission.kept_score.is_not(None)
 _COUNTED_MAX = case((_KEPT, Submission.kept_max_score), else_=Submission.max_score)

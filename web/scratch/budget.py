@@ -10,6 +10,7 @@ reference answered (`replayed`), and the runs stay while their window counts the
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -18,23 +19,21 @@ from sqlalchemy.orm import Session
 
 from judge.scratch import Budget
 from web.db import utcnow
+from web.judging.records import UnreadableRecord, read_scratch
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
+log = logging.getLogger(__name__)
 
-def replayed(report: dict[str, Any] | None) -> int:
-    """The reference's answers in one stored scratch result (results stored before the count
-    was kept: the calls that show a reference value)."""
-    if not isinstance(report, dict):
+
+def replayed(report: Any) -> int:
+    """The reference's answers in one stored scratch result (web.judging.records counts them
+    for results stored before the count was kept). An unreadable one counts none, as before
+    results were records: the budget is a bound on teaching, not a lock."""
+    try:
+        return read_scratch(report).replayed
+    except UnreadableRecord as exc:
+        log.error("a scratch run's result in the reveal budget: %s", exc)
         return 0
-    count = report.get("replayed")
-    if isinstance(count, int) and not isinstance(count, bool):
-        return max(count, 0)
-    calls = report.get("calls")
-    return (
-        sum(1 for c in calls if isinstance(c, dict) and c.get("reference") is not None)
-        if isinstance(calls, list)
-        else 0
-    )
 
 
 def replay_budget(session: Session, user_id: int, problem_id: str, limit: int, window_s: float) -> Budget:

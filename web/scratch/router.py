@@ -10,12 +10,22 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from judge.core.runner.scratch import MAX_SNIPPET
-from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
+from web.deps import (
+    BoardDep,
+    DbDep,
+    DbText,
+    IdPath,
+    NoticesDep,
+    SettingsDep,
+    UserDep,
+    client_address,
+    reader_language,
+)
+from web.judging.waiting import MAX_WAIT_S, changed_view
 from web.scratch import service
 from web.scratch.service import ScratchView
 from web.submissions.models import SubmissionStatus
 from web.submissions.router import Accepted  # the same 202 answer as a Run or Submit
-from web.submissions.waiting import MAX_WAIT_S, changed_view
 
 router = APIRouter(prefix="/api/scratch", tags=["scratch"])
 
@@ -28,10 +38,11 @@ class ScratchBody(BaseModel):
 
 @router.post("", status_code=202, response_model=Accepted)
 def create_scratch(
-    body: ScratchBody, request: Request, user: UserDep, db: DbDep, platform: PlatformDep
+    body: ScratchBody, request: Request, user: UserDep, db: DbDep, settings: SettingsDep, notices: NoticesDep
 ) -> Accepted:
     """Run the code, then the snippet, in the sandbox (not scored, not listed); rate-limited with runs."""
-    sub = service.start(db, platform, user, body.problem_id, body.code, body.snippet, client_address(request))
+    address = client_address(request)
+    sub = service.start(db, settings, notices, user, body.problem_id, body.code, body.snippet, address)
     return Accepted(id=sub.id, status=sub.status)
 
 
@@ -41,7 +52,7 @@ async def get_scratch(
     scratch_id: IdPath,
     user: UserDep,
     db: DbDep,
-    platform: PlatformDep,
+    board: BoardDep,
     wait: Annotated[
         float, Query(ge=0, le=MAX_WAIT_S, description="long-poll: answer when the status changes")
     ] = 0.0,
@@ -52,4 +63,4 @@ async def get_scratch(
         return first
     await run_in_threadpool(db.rollback)
     read_now = partial(service.read_now, db, scratch_id, user, lang)
-    return await changed_view(platform.board, scratch_id, first, read_now, wait)
+    return await changed_view(board, scratch_id, first, read_now, wait)

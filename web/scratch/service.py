@@ -4,10 +4,11 @@ as its owner may see it, in one language."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -16,11 +17,15 @@ from web.auth import ratelimit
 from web.auth.models import User
 from web.db import utcnow
 from web.errors import ensure_code_fits, not_found
-from web.platform import Platform
+from web.judging.notices import announce_queued
+from web.judging.records import StoredScratch, StoredText, UnreadableRecord, read_scratch
+from web.notify import Notices
 from web.problems.sync import current_version
+from web.settings import WebSettings
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
-from web.submissions.queue import announce_queued
 from web.submissions.service import ensure_job_room
+
+log = logging.getLogger(__name__)
 
 KEPT = 5  # a learner's newest scratch runs that are kept
 
@@ -55,17 +60,25 @@ class ScratchView(BaseModel):
     problem_id: str
     status: str  # queued, running, done
     result: ScratchResult | None = None
+    unreadable: bool = Field(False, description="the stored result cannot be read (a bug): run it again")
 
 
 def start(
-    db: Session, platform: Platform, user: User, problem_id: str, code: str, snippet: str, address: str
+    db: Session,
+    settings: WebSettings,
+    notices: Notices,
+    user: User,
+    problem_id: str,
+    code: str,
+    snippet: str,
+    address: str,
 ) -> Submission:
     """Queue a scratch run; rate-limited with the user's runs and submits."""
-    ensure_code_fits(code, platform.settings.max_code_bytes)
+    ensure_code_fits(code, settings.max_code_bytes)
     ensure_code_fits(snippet, MAX_SNIPPET)
     if current_version(db, problem_id) is None:
         raise not_found("problem", problem_id)
-    ratelimit.check_submit(db, platform.settings, user.id, address)
+    ratelimit.check_submit(db, settings, user.id, address)
     sub = Submission(
         user_id=user.id,
         problem_id=problem_id,
@@ -76,11 +89,11 @@ def start(
     )
     db.add(sub)
     db.flush()
-    ensure_job_room(db, platform.settings, user.id)
+    ensure_job_room(db, settings, user.id)
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
-    announce_queued(platform.notices, db, [sub.id])
+    announce_queued(notices, db, [sub.id])
     # Kept while the rate limit or the reveal budget (web.scratch.budget) still counts them.
-    counted_s = max(platform.settings.submit_window_s, platform.settings.scratch_replay_window_s)
+    counted_s = max(settings.submit_window_s, settings.scratch_replay_window_s)
     _forget_old(db, user.id, utcnow() - timedelta(seconds=counted_s))
     db.commit()
     return sub
@@ -109,38 +122,35 @@ def _forget_old(db: Session, user_id: int, counted_since: datetime) -> None:
     )
 
 
-def _words(raw: Any, lang: str) -> str | None:
-    if isinstance(raw, dict):
-        return str(raw.get(lang) or raw.get("zh") or "")
-    return None
+def _words(text: StoredText | None, lang: str) -> str | None:
+    return text.get(lang) if text is not None else None
 
 
-def localized(report: dict[str, Any], lang: str) -> ScratchResult:
+def localized(stored: StoredScratch, lang: str) -> ScratchResult:
     """The stored result (texts in both languages) in the reader's."""
     calls = [
         ScratchCall(
-            call=c.get("call", ""),
-            learner=c.get("learner", ""),
-            reference=c.get("reference"),
-            match=c.get("match"),
-            difference=c.get("difference"),
-            detail=_words(c.get("detail"), lang),
-            reason=_words(c.get("reason"), lang),
+            call=c.call,
+            learner=c.learner,
+            reference=c.reference,
+            match=c.match,
+            difference=c.difference,
+            detail=_words(c.detail, lang),
+            reason=_words(c.reason, lang),
         )
-        for c in report.get("calls", [])
+        for c in stored.calls
     ]
-    message = _words(report.get("text"), lang) or str(report.get("message", ""))
     return ScratchResult(
-        status=str(report.get("status", "")),
-        verdict=str(report.get("verdict", "")),
-        message=message,
-        line=report.get("line"),
-        log=str(report.get("log", "")),
-        value=report.get("value"),
+        status=stored.status,
+        verdict=stored.verdict.value,
+        message=_words(stored.text, lang) or stored.message,
+        line=stored.line,
+        log=stored.log,
+        value=stored.value,
         calls=calls,
-        note=_words(report.get("note"), lang),
-        time_ms=float(report.get("time_ms") or 0.0),
-        elapsed_ms=float(report.get("elapsed_ms") or 0.0),
+        note=_words(stored.note, lang),
+        time_ms=stored.time_ms,
+        elapsed_ms=stored.elapsed_ms,
     )
 
 
@@ -149,8 +159,14 @@ def read(db: Session, scratch_id: int, user: User, lang: str) -> ScratchView:
     sub = db.get(Submission, scratch_id)
     if sub is None or sub.mode != Mode.SCRATCH or (sub.user_id != user.id and not user.is_admin):
         raise not_found("submission", scratch_id)
-    result = localized(sub.report, lang) if sub.report is not None else None
-    return ScratchView(id=sub.id, problem_id=sub.problem_id, status=sub.status, result=result)
+    view = ScratchView(id=sub.id, problem_id=sub.problem_id, status=sub.status)
+    if sub.report is None:
+        return view
+    try:
+        return view.model_copy(update={"result": localized(read_scratch(sub.report), lang)})
+    except UnreadableRecord as exc:
+        log.error("scratch run %s: %s", sub.id, exc)
+        return view.model_copy(update={"unreadable": True})
 
 
 def read_now(db: Session, scratch_id: int, user: User, lang: str) -> ScratchView:

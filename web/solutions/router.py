@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from web.deps import MAX_ID, DbDep, DbText, PlatformDep, UserDep, reader_language
+from web.deps import MAX_ID, DbDep, DbText, JudgeDep, ProblemsDep, UserDep, reader_language
 from web.solutions import service
 from web.solutions.service import SolutionsOut
 
@@ -19,11 +19,12 @@ def read_solutions(
     request: Request,
     user: UserDep,
     db: DbDep,
-    platform: PlatformDep,
+    problems: ProblemsDep,
+    judge: JudgeDep,
     submission: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> SolutionsOut:
     """The reference and every accepted formulation, each with why it is right, for a user with an
     accepted submit of the problem (else 403); and `timing`: an accepted submit's time (the one
     named by `submission`, else the latest) beside the reference's on the same cases, or null."""
     lang = reader_language(request, user.language)
-    return service.read(db, platform, user, problem_id, lang, submission)
+    return service.read(db, problems, judge, user, problem_id, lang, submission)

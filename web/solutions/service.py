@@ -32,7 +32,8 @@ from judge.core.verdicts import Verdict
 from judge.expected import ExpectedStore
 from web.auth.models import User
 from web.errors import N_, ApiError, not_found
-from web.platform import Platform
+from web.judging.judges import JudgeContext
+from web.judging.records import UnreadableRecord, read_report
 from web.problems.models import ProblemVersion
 from web.solutions.models import ReferenceTiming
 from web.submissions.models import Mode, Submission, SubmissionStatus
@@ -98,8 +99,8 @@ def _accepted(db: Session, user: User, problem_id: str) -> bool:
     )
 
 
-def _offered(platform: Platform, problem_id: str) -> Problem:
-    problem = platform.problems.get(problem_id)
+def _offered(problems: dict[str, Problem], problem_id: str) -> Problem:
+    problem = problems.get(problem_id)
     if problem is None:
         raise not_found("problem", problem_id)
     return problem
@@ -111,10 +112,17 @@ def _out(solution: Solution, lang: str) -> SolutionOut:
 
 
 def read(
-    db: Session, platform: Platform, user: User, problem_id: str, lang: str, submission_id: int | None
+    db: Session,
+    problems: dict[str, Problem],
+    judge: JudgeContext | None,
+    user: User,
+    problem_id: str,
+    lang: str,
+    submission_id: int | None,
 ) -> SolutionsOut:
-    """The solutions of a problem the user has an accepted submit of, else 403."""
-    problem = _offered(platform, problem_id)
+    """The solutions of a problem the user has an accepted submit of, else 403; the timing is
+    measured on `judge` (None: this process judges nothing, and shows what another measured)."""
+    problem = _offered(problems, problem_id)
     if not _accepted(db, user, problem.id):
         raise ApiError(
             403,
@@ -127,7 +135,7 @@ def read(
     return SolutionsOut(
         problem=problem.id,
         solutions=[_out(s, lang) for s in found.all],
-        timing=timing(db, platform, user, problem, submission_id),
+        timing=timing(db, judge, user, problem, submission_id),
     )
 
 
@@ -153,19 +161,24 @@ def _submission(db: Session, user: User, problem: Problem, submission_id: int | 
 
 
 def timing(
-    db: Session, platform: Platform, user: User, problem: Problem, submission_id: int | None
+    db: Session, judge: JudgeContext | None, user: User, problem: Problem, submission_id: int | None
 ) -> Timing | None:
     sub = _submission(db, user, problem, submission_id)
     if sub is None or sub.problem_version_id is None or not sub.report:
         return None
-    measured = reference_timing(db, platform, problem, sub.problem_version_id)
+    try:
+        report = read_report(sub.report)
+    except UnreadableRecord as exc:  # nothing to compare; the submission's page says why
+        log.error("submission %s: %s", sub.id, exc)
+        return None
+    measured = reference_timing(db, judge, problem, sub.problem_version_id)
     if measured is None:
         return None
     backend, reference = measured
     cases = [
-        CaseTime(name=c["name"], yours_ms=float(c["time_ms"]), reference_ms=reference[c["name"]])
-        for c in sub.report.get("cases", [])
-        if c.get("name") in reference and isinstance(c.get("time_ms"), (int, float))
+        CaseTime(name=c.name, yours_ms=c.time_ms, reference_ms=reference[c.name])
+        for c in report.cases
+        if c.name in reference and c.time_ms is not None
     ]
     if not cases:
         return None
@@ -188,7 +201,7 @@ def runtime_key(runtime_id: str) -> str:
 
 
 def reference_timing(
-    db: Session, platform: Platform, problem: Problem, version_id: int
+    db: Session, judge: JudgeContext | None, problem: Problem, version_id: int
 ) -> tuple[str, dict[str, float]] | None:
     """(backend, case -> ms) of the reference on package version `version_id`, or None.
 
@@ -196,7 +209,6 @@ def reference_timing(
     measured; an older one has a time only if it was measured while it was current. A process
     that judges nothing shows what a judging one measured.
     """
-    judge = platform.judge
     rows = select(ReferenceTiming).where(ReferenceTiming.problem_version_id == version_id)
     if judge is None:
         row = db.scalar(rows.order_by(ReferenceTiming.id.desc()).limit(1))

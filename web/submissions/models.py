@@ -47,7 +47,7 @@ class Submission(Base):
         Index("ix_submissions_user_problem", "user_id", "problem_id"),
         Index("ix_submissions_user_created", "user_id", "created_at"),
         Index("ix_submissions_address_created", "client_address", "created_at"),
-        # The fair claim: when an account was last served (web.submissions.queue).
+        # The fair claim: when an account was last served (web.judging.queue).
         Index("ix_submissions_user_started", "user_id", "started_at"),
         # The per-account cap: an account's jobs that wait or are being judged.
         Index("ix_submissions_user_status", "user_id", "status"),
@@ -74,7 +74,7 @@ class Submission(Base):
     worker: Mapped[str | None] = mapped_column(String(128), default=None)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     # When an admin last put it back in the queue (None: never): the claim puts a rejudge
-    # behind the learners' own jobs and ages it from then (web.submissions.queue).
+    # behind the learners' own jobs and ages it from then (web.judging.queue).
     rejudged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     # The result.

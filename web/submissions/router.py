@@ -9,12 +9,22 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from web.deps import DbDep, DbText, IdPath, PlatformDep, UserDep, client_address, reader_language
+from web.deps import (
+    BoardDep,
+    DbDep,
+    DbText,
+    IdPath,
+    NoticesDep,
+    SettingsDep,
+    UserDep,
+    client_address,
+    reader_language,
+)
 from web.errors import N_, ApiError
+from web.judging.waiting import MAX_WAIT_S, changed_view
 from web.submissions import service
 from web.submissions.models import Mode, SubmissionStatus
 from web.submissions.views import SubmissionDetail, SubmissionSummary
-from web.submissions.waiting import MAX_WAIT_S, changed_view
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 
@@ -32,7 +42,7 @@ class Accepted(BaseModel):
 
 @router.post("", status_code=202, response_model=Accepted)
 def create_submission(
-    body: SubmitBody, request: Request, user: UserDep, db: DbDep, platform: PlatformDep
+    body: SubmitBody, request: Request, user: UserDep, db: DbDep, settings: SettingsDep, notices: NoticesDep
 ) -> Accepted:
     if body.mode == Mode.SCRATCH:
         # A scratch run needs its snippet and its own checks (POST /api/scratch): one door only.
@@ -42,7 +52,7 @@ def create_submission(
             N_("Here mode is run or submit. A scratch run goes to POST /api/scratch, with its snippet."),
         )
     address = client_address(request)
-    sub = service.submit(db, platform, user, body.problem_id, body.code, body.mode, address)
+    sub = service.submit(db, settings, notices, user, body.problem_id, body.code, body.mode, address)
     return Accepted(id=sub.id, status=sub.status)
 
 
@@ -62,13 +72,13 @@ async def get_submission(
     submission_id: IdPath,
     user: UserDep,
     db: DbDep,
-    platform: PlatformDep,
+    board: BoardDep,
     wait: Annotated[
         float,
         Query(
             ge=0,
             le=MAX_WAIT_S,
-            description="长轮询 long-poll: answer when the status changes (or after this many seconds)",
+            description="long-poll: answer when the status changes (or after this many seconds)",
         ),
     ] = 0.0,
 ) -> SubmissionDetail:
@@ -85,4 +95,4 @@ async def get_submission(
     # whole answer, so the one that sees the change is the one sent back.
     await run_in_threadpool(db.rollback)
     read_now = partial(service.read_submission_now, db, submission_id, user, lang)
-    return await changed_view(platform.board, submission_id, first, read_now, wait)
+    return await changed_view(board, submission_id, first, read_now, wait)

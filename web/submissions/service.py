@@ -9,12 +9,13 @@ from sqlalchemy.orm import Session
 from web.auth import ratelimit
 from web.auth.models import User
 from web.errors import N_, ApiError, ensure_code_fits, not_found
-from web.platform import Platform
+from web.judging.notices import announce_queued
+from web.judging.queue import unfinished_jobs
+from web.notify import Notices
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.settings import WebSettings
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
-from web.submissions.queue import announce_queued, unfinished_jobs
 from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
 
 # The Retry-After of a refusal for too many unfinished jobs: a hint only (the cap frees as soon
@@ -24,20 +25,27 @@ JOB_CAP_RETRY_S = 5
 
 
 def submit(
-    db: Session, platform: Platform, user: User, problem_id: str, code: str, mode: Mode, address: str
+    db: Session,
+    settings: WebSettings,
+    notices: Notices,
+    user: User,
+    problem_id: str,
+    code: str,
+    mode: Mode,
+    address: str,
 ) -> Submission:
     """Queue `code` for judging (a run or a submit); idle workers (of every host, on PostgreSQL)
     are woken when it commits."""
-    ensure_code_fits(code, platform.settings.max_code_bytes)
+    ensure_code_fits(code, settings.max_code_bytes)
     if current_version(db, problem_id) is None:
         raise not_found("problem", problem_id)
-    ratelimit.check_submit(db, platform.settings, user.id, address)
+    ratelimit.check_submit(db, settings, user.id, address)
     sub = Submission(user_id=user.id, problem_id=problem_id, mode=mode, code=code, client_address=address)
     db.add(sub)
     db.flush()
-    ensure_job_room(db, platform.settings, user.id)
+    ensure_job_room(db, settings, user.id)
     db.add(SubmissionEvent(submission_id=sub.id, kind=EventKind.QUEUED))
-    announce_queued(platform.notices, db, [sub.id])
+    announce_queued(notices, db, [sub.id])
     db.commit()
     return sub
 

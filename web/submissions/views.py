@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from judge.core.texts import Text, split_pair
+from web.judging.records import (
+    HIDDEN_CASE_FIELDS,
+    StoredCase,
+    StoredReport,
+    StoredText,
+    UnreadableRecord,
+    read_report,
+)
 from web.submissions.models import Mode, Submission, SubmissionStatus
 
-# What a learner sees of a hidden case: no message (it holds expected values and indices), no
-# picture of the error, diagnoses by kind only (their sentences name shapes and indices), and
-# no time: the code chooses how long a case takes, so a time could spell out what it read of
-# the hidden case, a number per case per submission.
-HIDDEN_CASE_FIELDS = ("name", "public", "verdict", "score", "max_score", "ran")
+log = logging.getLogger(__name__)
 
 
 class DiagnosisOut(BaseModel):
@@ -36,6 +40,10 @@ class CaseOut(BaseModel):
     description: str | None = None
     diagnoses: list[DiagnosisOut] = []
     error_map: dict[str, Any] | None = None
+    # The line of the learner's code the error points at (not in one of their parts' files).
+    line: int | None = None
+    # The problem to solve first: the code imports its part, which the learner has not solved.
+    missing_problem: str | None = None
 
 
 class PartOut(BaseModel):
@@ -81,6 +89,9 @@ class SubmissionDetail(SubmissionSummary):
     log: str | None
     warnings: list[str]
     parts: list[PartOut] = []
+    unreadable: bool = Field(
+        False, description="the judge's stored report cannot be read: verdict and score only (a bug)"
+    )
 
 
 def summary(sub: Submission) -> SubmissionSummary:
@@ -108,71 +119,79 @@ def kept_result(sub: Submission) -> KeptResult | None:
     )
 
 
-def _text(raw: Any, lang: str) -> str | None:
-    """A stored text in the reader's language (reports kept before languages were kept apart
-    hold one string with both)."""
-    if raw is None or raw == "":
-        return None
-    return Text.from_dict(raw).get(lang) or None
+def _text(text: StoredText, lang: str) -> str | None:
+    return text.get(lang) or None
 
 
-def visible_cases(report: dict[str, Any] | None, full: bool, lang: str = "zh") -> list[CaseOut]:
+def visible_cases(report: StoredReport | None, full: bool, lang: str = "zh") -> list[CaseOut]:
     """Hidden cases' messages hold expected values and inputs: only admins see them. A hidden
     case still teaches: its description, the kinds of its diagnoses and a listed mistake's hint."""
-    out = []
-    for case in (report or {}).get("cases", []):
-        shown = full or bool(case.get("public"))
-        diagnoses = [
-            DiagnosisOut(
-                kind=str(d.get("kind")),
-                label=_text(d.get("label"), lang),
-                message=_text(d.get("message"), lang) if shown else None,
-            )
-            for d in case.get("diagnoses", [])
-            if isinstance(d, dict)
-        ]
-        out.append(
-            CaseOut(
-                **{k: case[k] for k in HIDDEN_CASE_FIELDS},
-                time_ms=case.get("time_ms") if shown else None,
-                message=_text(case.get("message"), lang) if shown else None,
-                hint=_text(case.get("hint"), lang),
-                description=_text(case.get("description"), lang),
-                diagnoses=diagnoses,
-                error_map=case.get("error_map") if shown else None,
-            )
+    return [_case_out(case, full or case.public, lang) for case in (report.cases if report else [])]
+
+
+def _case_out(case: StoredCase, shown: bool, lang: str) -> CaseOut:
+    diagnoses = [
+        DiagnosisOut(
+            kind=d.kind,
+            label=_text(d.label, lang) if d.label is not None else None,
+            message=_text(d.message, lang) if shown else None,
         )
-    return out
+        for d in case.diagnoses
+    ]
+    return CaseOut(
+        **case.model_dump(include=set(HIDDEN_CASE_FIELDS), mode="json"),
+        time_ms=case.time_ms if shown else None,
+        message=_text(case.message, lang) if shown else None,
+        hint=_text(case.hint, lang),
+        description=_text(case.description, lang),
+        diagnoses=diagnoses,
+        error_map=case.error_map if shown else None,
+        line=case.line if shown else None,
+        missing_problem=case.missing_problem if shown else None,
+    )
+
+
+def stored_report(sub: Submission) -> StoredReport | None:
+    """The submission's report (None while it waits), or UnreadableRecord."""
+    return read_report(sub.report) if sub.report is not None else None
 
 
 def detail(
     sub: Submission, username: str, version: str | None, full: bool, lang: str = "zh"
 ) -> SubmissionDetail:
-    report = sub.report or {}
+    head = summary(sub).model_dump()
+    try:
+        report = stored_report(sub)
+    except UnreadableRecord as exc:
+        # The row's verdict and score are columns of their own: they are still shown.
+        log.error("submission %s: %s", sub.id, exc)
+        return SubmissionDetail(
+            **head,
+            username=username,
+            code=sub.code,
+            problem_version=version,
+            time_ms=None,
+            cases=[],
+            log=None,
+            warnings=[],
+            unreadable=True,
+        )
     # The log is the public cases' job's output (`log_scope`); a submit judged before hidden
     # cases ran apart printed in the same process as them, so its log may echo hidden inputs.
-    public_log = sub.mode == Mode.RUN or report.get("log_scope") == "public"
-    log = report.get("log") if (full or public_log) else None
+    public_log = sub.mode == Mode.RUN or (report is not None and report.log_scope == "public")
     return SubmissionDetail(
-        **summary(sub).model_dump(),
+        **head,
         username=username,
         code=sub.code,
         problem_version=version,
-        time_ms=report.get("time_ms") if full else _public_time(report),
+        time_ms=(report.time_ms if full else _public_time(report)) if report else None,
         cases=visible_cases(report, full, lang),
-        log=log,
-        # Both languages apart; reports stored before kept "中文\nEnglish" in one string.
-        warnings=[
-            (Text.from_dict(w) if isinstance(w, dict) else split_pair(str(w))).get(lang)
-            for w in report.get("warnings", [])
-        ],
-        parts=[PartOut(**p) for p in report.get("parts", []) if isinstance(p, dict)],
+        log=report.log if report is not None and (full or public_log) else None,
+        warnings=[w.get(lang) for w in report.warnings] if report else [],
+        parts=[PartOut(**p.model_dump()) for p in report.parts] if report else [],
     )
 
 
-def _public_time(report: dict[str, Any]) -> float | None:
+def _public_time(report: StoredReport) -> float:
     """The time of the cases a learner may see the times of (the public ones)."""
-    if "time_ms" not in report:
-        return None
-    times = [c.get("time_ms") or 0.0 for c in report.get("cases", []) if c.get("public")]
-    return round(float(sum(times)), 1)
+    return round(float(sum(c.time_ms or 0.0 for c in report.cases if c.public)), 1)

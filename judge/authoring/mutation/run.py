@@ -180,7 +180,7 @@ def score_mutants(
             results[m.id] = MutantResult(m, bool(failing), [r.name for r in failing], failing)
         if done < len(batch):
             culprit = batch[done]
-            why = run.stop.message.splitlines()[0] if run.stop else "the run stopped"
+            why = next(iter(run.stop.text.en.splitlines()), "") if run.stop else "the run stopped"
             verdict = run.stop.verdict if run.stop else Verdict.RE
             results[culprit.id] = MutantResult(culprit, True, [f"{verdict}: {why}"])
             done += 1

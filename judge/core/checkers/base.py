@@ -43,17 +43,13 @@ class Mismatch:
             self._text, self._build = self._build(), None
         return self._text
 
-    @property
-    def message(self) -> str:
-        """Both languages in one string, for authors' tools (validate) and logs."""
-        return self.text.both()
-
     def in_language(self, lang: str) -> str:
         body = self.text.get(lang)
         return f"{self.path}: {body}" if self.path else body
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        """In English, for authors' tools (validate) and logs; a learner reads `text` in theirs."""
+        return self.in_language("en")
 
     def __repr__(self) -> str:
         return f"Mismatch({self.path!r}, {self.text!r})"

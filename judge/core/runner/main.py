@@ -21,9 +21,14 @@ import time
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from judge.core.runner.parts import MissingEntryPointError
+
+if TYPE_CHECKING:
+    from judge.core.frames import AnyFrame as Frame
+    from judge.core.frames import CaseOutcome, Load
 
 EXIT_INTERNAL = 70
 _prepared = False
@@ -62,6 +67,7 @@ def prepare() -> None:
     import torch
 
     import judge.core.casekit
+    import judge.core.frames
     import judge.core.observations
     import judge.core.protocol
     import judge.core.runner.guards
@@ -95,6 +101,7 @@ def warm() -> Iterator[None]:
     import torch
 
     from judge.core.casekit import Rng
+    from judge.core.frames import CaseFrame, CaseOutcome
     from judge.core.observations import encode
     from judge.core.protocol import encode_frame
     from judge.core.runner.guards import index_torch
@@ -114,7 +121,7 @@ def warm() -> Iterator[None]:
     yield
     z = layer.to(torch.bfloat16)(x.detach().to(torch.bfloat16)).float()
     head, tensors = encode({"y": y, "z": z, "grad": x.grad, "n": 1, "f": 0.5, "ok": True, "s": "x"})
-    encode_frame({"kind": "case", "status": "ok", "obs": head, "time_ms": 0.0}, tensors)
+    encode_frame(CaseFrame(0, "warm", CaseOutcome("ok", 0.0, head)).to_head(), tensors)
     yield
     index_torch()  # what this imported
 
@@ -123,34 +130,28 @@ def _run(out: BinaryIO) -> int:
     prepare()
     import torch
 
+    from judge.core.frames import CaseFrame, CaseOutcome, Done, Hello
     from judge.core.protocol import PROTOCOL_VERSION, encode_frame
     from judge.core.runner.job import MAX_JOB_BYTES, RunnerJob, load_cases_code
 
-    def emit(head: dict[str, Any], tensors: dict[str, torch.Tensor] | None = None) -> None:
-        out.write(encode_frame(head, tensors))
+    def emit(frame: Frame, tensors: dict[str, torch.Tensor] | None = None) -> None:
+        out.write(encode_frame(frame.to_head(), tensors))
 
-    def emit_case(head: dict[str, Any], tensors: dict[str, torch.Tensor]) -> None:
+    def emit_case(frame: CaseFrame, tensors: dict[str, torch.Tensor]) -> None:
         """A case's frame; one that cannot be written (a string with a lone surrogate, which is
         not UTF-8) is that case's error, not the runner's failure."""
         try:
-            frame = encode_frame(head, tensors)
+            data = encode_frame(frame.to_head(), tensors)
         except (ValueError, TypeError, OverflowError) as exc:
             from judge.core.runner.tracebacks import exception_line
 
-            keep = {k: head[k] for k in ("kind", "solution", "case", "time_ms")}
-            frame = encode_frame({**keep, "status": "error", "message": exception_line(exc)})
-        out.write(frame)
+            failed = CaseOutcome("error", frame.outcome.time_ms, message=exception_line(exc))
+            data = encode_frame(CaseFrame(frame.solution, frame.case, failed).to_head())
+        out.write(data)
 
     # "hello" comes before the job is read: a warm sandbox waits here with everything loaded,
     # and the job's clock starts when its first byte is written.
-    emit(
-        {
-            "kind": "hello",
-            "protocol": PROTOCOL_VERSION,
-            "torch": torch.__version__,
-            "python": sys.version.split()[0],
-        }
-    )
+    emit(Hello(PROTOCOL_VERSION, torch.__version__, sys.version.split()[0]))
     data = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
     if len(data) > MAX_JOB_BYTES:
         raise ValueError("job is larger than the runner accepts")
@@ -194,10 +195,9 @@ def _run(out: BinaryIO) -> int:
             continue
         for name in job.case_names:
             c = by_name[name]
-            head, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
-            head.update({"kind": "case", "solution": index, "case": name})
-            emit_case(head, tensors)
-    emit({"kind": "done"})
+            outcome, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
+            emit_case(CaseFrame(index, name, outcome), tensors)
+    emit(Done())
     out.flush()
     if data_dir is not None:
         import shutil
@@ -206,7 +206,7 @@ def _run(out: BinaryIO) -> int:
     return 0
 
 
-def _scratch(job: Any, guards: Any, files: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _scratch(job: Any, guards: Any, files: tuple[str, ...]) -> tuple[Frame, dict[str, Any]]:
     from judge.core.runner import scratch
 
     spec, module = job.scratch, sys.modules["solution"]
@@ -235,15 +235,15 @@ def _write_data(files: dict[str, str]) -> str | None:
 
 
 def _load_solution(
-    emit: Callable[..., None], index: int, solution: Any, entry_points: list[str], files: tuple[str, ...]
+    emit: Callable[[Load], None], index: int, solution: Any, entry_points: list[str], files: tuple[str, ...]
 ) -> EntryPoints | None:
     """Compile and import one solution; emit its load frame. None when it cannot be used."""
+    from judge.core.frames import Load
     from judge.core.runner.parts import FINDER, MissingPartError
-    from judge.core.runner.tracebacks import learner_traceback, register_source
+    from judge.core.runner.tracebacks import learner_line, learner_traceback, register_source
 
-    head: dict[str, Any] = {"kind": "load", "solution": index}
     register_source(solution.filename, solution.source)
-    emit({**head, "status": "started"})
+    emit(Load(index, "started"))
     try:
         code = compile(solution.source, solution.filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
@@ -253,7 +253,7 @@ def _load_solution(
         detail = f"第 {line} 行 line {line}: {msg}" if line else str(msg)
         if text:
             detail += f"\n    {text}"
-        emit({**head, "status": "ce", "line": line, "message": f"{type(exc).__name__}: {detail}"})
+        emit(Load(index, "ce", f"{type(exc).__name__}: {detail}", line=line))
         return None
     module_name = "solution" if index == 0 else f"solution_{index}"
     module = types.ModuleType(module_name)
@@ -262,37 +262,23 @@ def _load_solution(
     try:
         exec(code, module.__dict__)
     except MissingPartError as exc:
-        emit(
-            {**head, "status": "missing_part", "part": exc.problem, "module": exc.module, "message": str(exc)}
-        )
+        emit(Load(index, "missing_part", str(exc), missing_part=(exc.problem, exc.module)))
         return None
     except BaseException as exc:
-        emit({**head, "status": _failure_status(exc), "message": learner_traceback(exc, files)})
+        message = learner_traceback(exc, files)
+        emit(Load(index, _failure_status(exc), message, line=learner_line(exc, files)))
         return None
     missing = [n for n in entry_points if n not in module.__dict__]
     if len(missing) == len(entry_points):  # nothing to judge: the file is not this problem's
-        emit(
-            {
-                **head,
-                "status": "ce",
-                "missing": missing,
-                "message": "缺少入口 missing entry point(s): " + ", ".join(missing),
-            }
-        )
+        emit(Load(index, "ce", missing=tuple(missing)))  # the judge words it (execution)
         return None
     present = [n for n in entry_points if n not in missing]
     not_callable = [n for n in present if not callable(module.__dict__[n])]
     if not_callable:
-        emit(
-            {
-                **head,
-                "status": "ce",
-                "message": "入口不可调用 entry point(s) not callable: " + ", ".join(not_callable),
-            }
-        )
+        emit(Load(index, "ce", not_callable=tuple(not_callable)))
         return None
     # Some entry points missing: the cases that use one fail (`EntryPoints`), the others count.
-    emit({**head, "status": "ok", "parts": list(FINDER.used), "missing": missing})
+    emit(Load(index, "ok", parts=tuple(FINDER.used), missing=tuple(missing)))
     return EntryPoints(missing, **{n: module.__dict__[n] for n in present})
 
 
@@ -313,14 +299,16 @@ class EntryPoints(types.SimpleNamespace):
 
 def _run_case(
     fn: Callable[..., Any], seed: int, impl: Any, rng_cls: Any, guards: Any, learner_files: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[CaseOutcome, dict[str, Any]]:
     import torch
 
     from judge.core.casekit import CaseSetupError
+    from judge.core.frames import CaseOutcome
     from judge.core.observations import ObservationError, encode
     from judge.core.protocol import unsendable
     from judge.core.runner.guards import ForbiddenAPIError
-    from judge.core.runner.tracebacks import exception_line, learner_traceback
+    from judge.core.runner.parts import MissingPartError
+    from judge.core.runner.tracebacks import exception_line, learner_line, learner_traceback
 
     # The CPU generator alone: torch.manual_seed also queues seeds for every accelerator
     # type, formatting a stack trace for each, which costs more than a small case.
@@ -329,55 +317,53 @@ def _run_case(
     torch.set_grad_enabled(True)
     guards.reset()
     start = time.perf_counter()
-    head: dict[str, Any]
+    failed: CaseOutcome | None = None  # its time is set below
     try:
         value = fn(impl, rng_cls(seed))
     except ForbiddenAPIError as exc:
-        head = {"status": "forbidden", "api": exc.api}
-        value = None
+        failed = CaseOutcome("forbidden", api=exc.api)
     except MissingEntryPointError as exc:  # the judge words it (judge.core.execution.case_run)
-        head = {"status": "error", "missing_entry": exc.name, "message": str(exc)}
-        value = None
+        failed = CaseOutcome("error", message=str(exc), missing_entry=exc.name)
     except CaseSetupError as exc:
-        head = {"status": "error", "message": str(exc)}
-        value = None
+        failed = CaseOutcome("error", message=str(exc))
     except BaseException as exc:
-        head = {"status": _failure_status(exc), "message": learner_traceback(exc, learner_files)}
-        value = None
-    else:
-        head = {"status": "ok"}
-    elapsed_ms = (time.perf_counter() - start) * 1000.0
+        # A part imported inside the case that nobody provided: named, so the judge can say
+        # which problem to solve first.
+        part = (exc.problem, exc.module) if isinstance(exc, MissingPartError) else None
+        failed = CaseOutcome(
+            _failure_status(exc),
+            message=learner_traceback(exc, learner_files),
+            line=learner_line(exc, learner_files),
+            missing_part=part,
+        )
+    elapsed_ms = round((time.perf_counter() - start) * 1000.0, 3)
     if guards.calls:
-        head = {"status": "forbidden", "api": guards.calls[0]}
-    head["time_ms"] = round(elapsed_ms, 3)
-    if head["status"] != "ok":
-        return head, {}
+        failed = CaseOutcome("forbidden", api=guards.calls[0])
+    if failed is not None:
+        return replace(failed, time_ms=elapsed_ms), {}
     try:
-        head["obs"], tensors = encode(value)
+        obs, tensors = encode(value)
     except (ObservationError, RuntimeError, TypeError) as exc:
         # A sparse or jagged tensor fails in the encoder itself: say what it is, if that is why.
         what = _first_unsendable(value)
         if what is not None:
-            return _unreturnable(what, head["time_ms"]), {}
-        return {"status": "error", "message": exception_line(exc), "time_ms": head["time_ms"]}, {}
+            return _unreturnable(what, elapsed_ms), {}
+        return CaseOutcome("error", elapsed_ms, message=exception_line(exc)), {}
     # The encoder's plain copies: a dtype the stream cannot carry (float8, uint16, complex, ...)
     # would otherwise fail the runner while it writes the frame.
     for t in tensors.values():
         what = unsendable(t)
         if what is not None:
-            return _unreturnable(what, head["time_ms"]), {}
-    return head, tensors
+            return _unreturnable(what, elapsed_ms), {}
+    return CaseOutcome("ok", elapsed_ms, obs), tensors
 
 
-def _unreturnable(what: str, time_ms: float) -> dict[str, Any]:
-    """The frame head of a case whose value holds a tensor the stream cannot carry: the judge
-    words the message from `unreturnable` (judge.core.execution.case_run)."""
-    return {
-        "status": "error",
-        "unreturnable": what,
-        "message": f"a tensor of {what} cannot be returned",
-        "time_ms": time_ms,
-    }
+def _unreturnable(what: str, time_ms: float) -> CaseOutcome:
+    """A case whose value holds a tensor the stream cannot carry: the judge words the message
+    from `unreturnable` (judge.core.execution.case_run)."""
+    from judge.core.frames import CaseOutcome
+
+    return CaseOutcome("error", time_ms, message=f"a tensor of {what} cannot be returned", unreturnable=what)
 
 
 def _first_unsendable(value: Any) -> str | None:
@@ -407,7 +393,7 @@ def _first_unsendable(value: Any) -> str | None:
     return None
 
 
-def _failure_status(exc: BaseException) -> str:
+def _failure_status(exc: BaseException) -> Literal["memory", "error"]:
     if isinstance(exc, MemoryError):
         return "memory"
     text = str(exc)

@@ -100,5 +100,5 @@ class MissingEntryPointError(BaseException):
     expects the learner's code to raise (`except Exception`) must not take it for that."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"缺少入口 missing entry point: {name}")
+        super().__init__(f"missing entry point: {name}")  # Python's own kind of words
         self.name = name

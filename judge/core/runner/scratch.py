@@ -20,13 +20,15 @@ import base64
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import torch
 
+from judge.core.frames import MAX_REPR, Replayed, ScratchFrame, ScratchRefFrame, ShownValue
+
 SNIPPET_FILE = "scratch.py"
 MAX_CALLS = 8  # recorded; the judge admits no more either
-MAX_REPR = 4000
 MAX_SNIPPET = 8000
 
 
@@ -124,21 +126,17 @@ def _snippet_line(exc: BaseException) -> int | None:
     return frames[-1].lineno if frames else None
 
 
-def describe_value(value: Any) -> dict[str, Any]:
+def describe_value(value: Any) -> ShownValue:
     """The last expression's value as the learner reads it: torch's own repr (which summarises
     a large tensor), and for a tensor its shape and dtype."""
     try:
         text = repr(value)
     except Exception as exc:  # a repr of the learner's own class may raise
         text = f"<repr raised {type(exc).__name__}>"
-    out: dict[str, Any] = {
-        "type": f"{type(value).__module__}.{type(value).__qualname__}"[:200],
-        "repr": text[:MAX_REPR],
-    }
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"[:200]
     if isinstance(value, torch.Tensor):
-        out["shape"] = list(value.shape)[:16]
-        out["dtype"] = str(value.dtype)
-    return out
+        return ShownValue(kind, text[:MAX_REPR], tuple(value.shape)[:16], str(value.dtype))
+    return ShownValue(kind, text[:MAX_REPR])
 
 
 def _missing_entry(name: str) -> Any:
@@ -155,8 +153,8 @@ def _missing_entry(name: str) -> Any:
 
 def run_learner(
     snippet: str, module: Any, entry_points: list[str], guards: Any, files: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Run the snippet after the solution `module` loaded; the "scratch" frame's head and tensors."""
+) -> tuple[ScratchFrame, dict[str, torch.Tensor]]:
+    """Run the snippet after the solution `module` loaded; the "scratch" frame and its tensors."""
     from judge.core.observations import ObservationError, encode
     from judge.core.runner.guards import ForbiddenAPIError
     from judge.core.runner.tracebacks import learner_traceback, register_source
@@ -177,47 +175,44 @@ def run_learner(
     torch.default_generator.manual_seed(0)
     torch.set_grad_enabled(True)
     guards.reset()
-    head: dict[str, Any] = {"kind": "scratch", "solution": 0}
     start = time.perf_counter()
     value: Any = None
     try:
         body, last = _split_last(snippet[:MAX_SNIPPET])
     except SyntaxError as exc:
-        head.update(
-            status="ce",
-            line=exc.lineno,
-            message=f"SyntaxError: {exc.msg} ({SNIPPET_FILE}, line {exc.lineno})",
-        )
-        head["obs"], _ = encode([])
-        return head, {}
+        message = f"SyntaxError: {exc.msg} ({SNIPPET_FILE}, line {exc.lineno})"
+        return ScratchFrame(0, "ce", message=message, line=exc.lineno, obs=encode([])[0]), {}
+    frame: ScratchFrame
     try:
         exec(body, scope)
         value = eval(last, scope) if last is not None else None
-        head["status"] = "ok"
+        frame = ScratchFrame(0, "ok")
     except ForbiddenAPIError as exc:
-        head.update(status="forbidden", api=exc.api)
+        frame = ScratchFrame(0, "forbidden", api=exc.api)
     except BaseException as exc:
         memory = isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)
-        head.update(
-            status="memory" if memory else "error",
-            line=_snippet_line(exc),
+        frame = ScratchFrame(
+            0,
+            "memory" if memory else "error",
             message=learner_traceback(exc, (*files, SNIPPET_FILE)),
+            line=_snippet_line(exc),
         )
-    head["time_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
+    frame = replace(frame, time_ms=round((time.perf_counter() - start) * 1000.0, 3))
     if guards.calls:
-        head.update(status="forbidden", api=guards.calls[0])
-    if head["status"] == "ok" and last is not None:
-        head["value"] = describe_value(value)
-    head["skipped"] = recorder.skipped
+        frame = replace(frame, status="forbidden", api=guards.calls[0])
+    if frame.status == "ok" and last is not None:
+        frame = replace(frame, value=describe_value(value))
     try:
-        head["obs"], tensors = encode(recorder.calls)
+        obs, tensors = encode(recorder.calls)
+        return replace(frame, skipped=recorder.skipped, obs=obs), tensors
     except (ObservationError, RuntimeError, TypeError):
-        head["obs"], tensors = encode([])
-        head["skipped"] = recorder.skipped + len(recorder.calls)
-    return head, tensors
+        skipped = recorder.skipped + len(recorder.calls)
+        return replace(frame, skipped=skipped, obs=encode([])[0]), {}
 
 
-def run_reference(job_scratch: dict[str, Any], module: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+def run_reference(
+    job_scratch: dict[str, Any], module: Any
+) -> tuple[ScratchRefFrame, dict[str, torch.Tensor]]:
     """Replay the admitted calls on the reference `module` (a trusted run: no learner code)."""
     from judge.core.observations import decode, encode
     from judge.core.protocol import StreamLimits, parse_safetensors
@@ -226,7 +221,7 @@ def run_reference(job_scratch: dict[str, Any], module: Any) -> tuple[dict[str, A
     blob = base64.b64decode(job_scratch.get("blob", ""))
     tensors, _ = parse_safetensors(blob, StreamLimits()) if blob else ({}, 0)
     calls = decode(job_scratch["calls"], tensors)
-    results: list[dict[str, Any]] = []
+    results: list[Replayed] = []
     for call in calls[:MAX_CALLS]:
         torch.default_generator.manual_seed(0)
         try:
@@ -238,7 +233,8 @@ def run_reference(job_scratch: dict[str, Any], module: Any) -> tuple[dict[str, A
                 unknown = sorted(set(call["state"]) - set(own))
                 lacking = sorted(set(own) - set(call["state"]))
                 if unknown or lacking:
-                    results.append({"status": "state", "unknown": unknown[:20], "lacking": lacking[:20]})
+                    named = Replayed("state", unknown=tuple(unknown[:20]), lacking=tuple(lacking[:20]))
+                    results.append(named)
                     continue
                 for key, value in call["state"].items():
                     if own[key].shape != value.shape:
@@ -247,9 +243,8 @@ def run_reference(job_scratch: dict[str, Any], module: Any) -> tuple[dict[str, A
                 out = m(*call["args"], **call["kwargs"])
             else:
                 out = entry(*call["args"], **call["kwargs"])
-            results.append({"status": "ok", "out": out})
+            results.append(Replayed("ok", out))
         except Exception as exc:
-            results.append({"status": "error", "message": exception_line(exc)})
-    head: dict[str, Any] = {"kind": "scratch_ref", "solution": 0, "status": "ok"}
-    head["obs"], out_tensors = encode(results)
-    return head, out_tensors
+            results.append(Replayed("error", message=exception_line(exc)))
+    obs, out_tensors = encode([r.to_tree() for r in results])
+    return ScratchRefFrame(0, obs), out_tensors

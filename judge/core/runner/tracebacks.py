@@ -43,5 +43,15 @@ def learner_traceback(exc: BaseException, learner_files: str | tuple[str, ...]) 
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 3] + "..."
 
 
+def learner_line(exc: BaseException, learner_files: tuple[str, ...]) -> int | None:
+    """The line of the solution's file (`learner_files[0]`) the error was raised at: the innermost
+    of the learner's frames, as `learner_traceback` shows it last. None when that frame is in
+    another of their files (a part of theirs, such as qwen/norm.py) or there is none."""
+    frames = [f for f in traceback.extract_tb(_tb(exc)) if f.filename in learner_files]
+    if not frames or frames[-1].filename != learner_files[0]:
+        return None
+    return frames[-1].lineno
+
+
 def _tb(exc: BaseException) -> TracebackType | None:
     return exc.__traceback__

@@ -241,7 +241,7 @@ def test_the_kit_lays_out_the_course_package_and_judges_with_the_learners_parts(
     from judge.authoring.kit import build_kit
     from judge.backends import make_backend
     from judge.settings import SandboxSettings
-    from tests.judge.test_parts import MY_DOUBLE, USES_PART, course
+    from tests.judge.core.test_parts import MY_DOUBLE, USES_PART, course
 
     part, user = course(tmp_path / "problems")
     out = tmp_path / "out"

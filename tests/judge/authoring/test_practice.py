@@ -16,7 +16,7 @@ import pytest
 from judge.authoring.package import Problem
 from judge.expected import ExpectedStore
 from tests.factories import make_package
-from tests.judge.test_parts import PLUS_ONE_CASES
+from tests.judge.core.test_parts import PLUS_ONE_CASES
 
 USES_NORM = "from qwen.norm import f as double\n\n\ndef f(x):\n    return double(x) + 1\n"
 # Line 15 raises, inside f, as a learner's half-written module does.

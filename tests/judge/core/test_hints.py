@@ -49,5 +49,4 @@ def test_a_tensor_match_names_the_mistake(tmp_path: Path, store: ExpectedStore) 
     pkg = make_package(tmp_path, cases=CASES, reference=REFERENCE, wrong={"three": THREE, "half": HALF})
     report = judge(pkg, "def f(x):\n    return x * 3.0, True\n", store)
     (case,) = report.cases
-    assert case.hint == "乘了 3 / You multiplied by 3."
     assert case.hint.en == "You multiplied by 3." and case.hint.zh == "乘了 3"

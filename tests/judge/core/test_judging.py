@@ -36,7 +36,7 @@ def test_wrong_answer_carries_the_matching_hint(pkg: Path, store: ExpectedStore)
     report = judge(pkg, "def f(x):\n    return 3 * x\n", store)
     assert report.verdict == Verdict.WA and report.score == 0
     case = report.cases[0]
-    assert case.hint == "乘了 3 / You multiplied by 3."
+    assert (case.hint.zh, case.hint.en) == ("乘了 3", "You multiplied by 3.")  # the docstring, parsed
     assert "elements differ" in case.message and "expected" in case.message
 
 

@@ -90,6 +90,25 @@ def test_a_missing_part_is_named_with_a_link(shared: Shared) -> None:
     message = report["cases"][0]["message"]
     assert "course.double" in message and "problem 901" in message and "/problems/901" in message
     assert report["parts"][0]["origin"] == "missing" and not report["parts"][0]["used"]
+    # The problem to solve first is a field of each case: the page links it without reading text.
+    assert [c["missing_problem"] for c in report["cases"]] == ["901", "901"]
+    assert [c["line"] for c in report["cases"]] == [None, None]
+
+
+def test_a_part_missing_when_a_case_imports_it_names_the_problem_too(shared: Shared) -> None:
+    """Imported inside the entry point, not at the top: the case that runs it fails (RE) and
+    names the problem, as a load that imports it does."""
+    lazy = "def f(x):\n    from course.double import f as double\n    return double(x) + 1\n"
+    report = judged(shared, lazy, [PartSource("901", "course.double", None, "missing")])
+    public = report["cases"][0]
+    assert public["verdict"] == "RE" and public["missing_problem"] == "901", public
+    assert public["line"] == 2  # the import in their file
+    assert report["cases"][1]["missing_problem"] is None  # the hidden case, sealed: not told
+
+
+def test_a_solution_that_solves_it_names_no_problem(shared: Shared) -> None:
+    report = judged(shared, INLINE, [PartSource("901", "course.double", None, "missing")])
+    assert [c["missing_problem"] for c in report["cases"]] == [None, None]
 
 
 def test_a_solution_that_writes_the_part_itself_needs_none(shared: Shared) -> None:
@@ -104,6 +123,7 @@ def test_tracebacks_show_the_learners_part_but_never_a_reference_part(
     mine = judged(shared, USES_PART, [PartSource("901", "course.double", broken, "learner")])
     message = mine["cases"][0]["message"]
     assert mine["verdict"] == "RE" and 'File "course/double.py", line 2' in message, message
+    assert mine["cases"][0]["line"] is None  # the error is in their part, not in this file
     theirs = judged(shared, USES_PART, [PartSource("901", "course.double", broken, "reference")])
     assert "course/double.py" not in theirs["cases"][0]["message"]
 

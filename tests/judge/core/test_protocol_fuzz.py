@@ -178,6 +178,6 @@ def test_the_reported_attacks_end_in_a_plain_damaged_stream() -> None:
         data = hello + started + forged + encode_frame({"kind": "done"})
         run = interpret(parse_stream(data), _outcome(data), 1, RUN_LIMITS)
         assert run.stop is not None and run.stop.verdict == Verdict.RE
-        assert "damaged" in run.stop.message
+        assert "damaged" in run.stop.text.en
         for python_error in ("ValueError", "OverflowError", "RuntimeError", "Traceback", "Exceeds the limit"):
-            assert python_error not in run.stop.message
+            assert python_error not in run.stop.text.en and python_error not in run.stop.text.zh

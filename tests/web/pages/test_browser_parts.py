@@ -100,7 +100,11 @@ def test_a_learner_builds_the_model_from_their_own_parts(page: Page, site: Site)
     expect(used.locator(f"li[data-part='{left_out.id}']")).to_have_attribute("data-origin", "missing")
     message.scroll_into_view_if_needed()
     page.screenshot(path=site.shots / "model-missing-part.png")
-    message.get_by_role("link", name=f"/problems/{left_out.id}").click()
+    # The link comes from the case's missing_problem field, beside the message (plain text).
+    link = page.get_by_test_id("problem-link").first
+    expect(link).to_have_attribute("href", f"/problems/{left_out.id}")
+    expect(link).to_have_text(f"先去做第 {left_out.id} 题")
+    link.click()
     page.wait_for_url(f"**/problems/{left_out.id}")
     ready(page)
 

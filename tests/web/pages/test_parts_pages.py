@@ -16,8 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.factories import make_package
-from tests.judge.test_course import COURSE, join_chapter_one, write_course
-from tests.judge.test_parts import USES_PART, course
+from tests.judge.authoring.test_course import COURSE, join_chapter_one, write_course
+from tests.judge.core.test_parts import USES_PART, course
 from tests.web.factories import bearer, make_client, make_settings, register, submit, wait_done
 
 MODEL_PROBLEM = "217"

@@ -33,22 +33,13 @@ function ms(value) {
   return value < 10 ? `${value.toFixed(1)} ms` : `${Math.round(value)} ms`;
 }
 
-// The line of the learner's code an error points at: a syntax error's "line N", or the
-// innermost frame of a traceback (which the judge has cut to the learner's own frames). A frame
-// in one of their parts (File "qwen/norm.py") is another file, not a line of this editor.
+// The line of the learner's code an error points at, as the judge found it (a syntax error's, or
+// the innermost frame of their own in a traceback): a case's `line`. The judge leaves it out where
+// the error is in one of their parts' files (another file than this editor's) or a hidden case's.
 export function errorLine(sub) {
   if (!sub || !["CE", "RE"].includes(sub.verdict)) return null;
-  for (const c of sub.cases || []) {
-    if (!c.message || !["CE", "RE"].includes(c.verdict)) continue;
-    const frames = [...c.message.matchAll(/File "([^"]*)", line (\d+)/g)];
-    if (frames.length) {
-      const last = frames[frames.length - 1];
-      return last[1].includes("/") ? null : Number(last[2]);
-    }
-    const plain = c.message.match(/\bline (\d+)/);
-    if (plain) return Number(plain[1]);
-  }
-  return null;
+  const pointed = (sub.cases || []).find((c) => ["CE", "RE"].includes(c.verdict) && c.line);
+  return pointed ? pointed.line : null;
 }
 
 // Error / tolerance as a grid: dark cells fail, NaN and inf are marked. Built from text nodes and
@@ -91,7 +82,8 @@ function errorMap(m) {
 function caseDetail(c) {
   const parts = [];
   if (c.description) parts.push(markdownLine(c.description, "p", "case-description"));
-  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, withProblemLinks(c.message)));
+  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, c.message));
+  if (c.missing_problem) parts.push(solveFirst(c.missing_problem));
   const said = (c.diagnoses || []).filter((d) => d.message);
   if (said.length) {
     parts.push(h("ul", { class: "diagnoses", "data-testid": "case-diagnoses" },
@@ -110,11 +102,12 @@ function caseDetail(c) {
   return parts;
 }
 
-// A judge message names a problem to solve first as its path, "/problems/204": that path as a
-// link, the rest as text.
-export function withProblemLinks(text) {
-  return String(text).split(/(\/problems\/\d+)/).filter(Boolean).map((piece) =>
-    /^\/problems\/\d+$/.test(piece) ? h("a", { href: piece, "data-testid": "problem-link" }, piece) : piece);
+// The problem to solve first (its part is missing), named by the case's `missing_problem`: a link
+// to it beside the message, which stays plain text.
+function solveFirst(id) {
+  return h("p", { class: "solve-first" },
+    h("a", { href: `/problems/${encodeURIComponent(id)}`, "data-testid": "problem-link" },
+      t("Solve problem {id} first", { id })));
 }
 
 // Whose code each part was: the learner's accepted submission, the reference (the author's
@@ -172,6 +165,10 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
         t("The error is on line {n} of your code.", { n: line }), " ",
         h("button", { class: "link-button", onclick: () => onGoToLine(line) }, t("Show line {n}", { n: line })))
     );
+  }
+  if (sub.unreadable) {
+    container.append(h("p", { class: "banner error", role: "alert", "data-testid": "unreadable" },
+      t("The judge's report of this submission cannot be read: only its verdict and score are shown. An admin can judge it again.")));
   }
   for (const warning of sub.warnings || []) container.append(h("p", { class: "banner warning" }, warning));
   if ((sub.parts || []).length) container.append(partsUsed(sub.parts, sub.verdict !== "CE"));

@@ -48,7 +48,8 @@ export function initScratch(data) {
       while (view.status !== "done") {
         view = await api("GET", `/api/scratch/${queued.id}?wait=${WAIT_S}`);
       }
-      state.textContent = "";
+      // A result the server cannot read (a bug) says so rather than showing nothing.
+      state.textContent = view.unreadable ? t("The result of this run cannot be read. Run it again.") : "";
       output.replaceChildren(...render(view.result));
       // The dock scrolls on its own: bring the output's start into its view.
       output.scrollIntoView({ block: "nearest" });

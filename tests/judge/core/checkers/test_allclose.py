@@ -19,7 +19,7 @@ def test_within_and_beyond_tolerance() -> None:
     assert allclose().check("y", e, e * (1 + 1e-7)) is None
     m = allclose().check("y", e, torch.tensor([1.0, 2.1, 3.0]))
     assert m is not None
-    text = m.message
+    text = m.text.en
     assert "1 / 3" in text and "33.33%" in text
     assert "max abs err 0.0999999" in text and "[1]" in text
     assert "expected 2 got 2.1" in text
@@ -35,7 +35,7 @@ def test_nan_only_where_reference_has_nan() -> None:
     e = torch.tensor([float("nan"), 1.0])
     assert allclose().check("y", e, torch.tensor([float("nan"), 1.0])) is None
     m = allclose().check("y", torch.tensor([0.0, 1.0]), torch.tensor([float("nan"), 1.0]))
-    assert m is not None and "NaN" in m.message
+    assert m is not None and "NaN" in m.text.en
     assert allclose().check("y", e, torch.tensor([0.0, 1.0])) is not None
 
 
@@ -56,9 +56,9 @@ def test_relative_error_leaves_out_an_expected_zero() -> None:
     check = allclose(rtol=1e-5, atol=1e-8)
     mismatch = check.check("y", torch.tensor([0.0, 2.0]), torch.tensor([1e-3, 3.0]))
     assert mismatch is not None
-    assert "max rel err 0.5" in mismatch.message and "e+307" not in mismatch.message
+    assert "max rel err 0.5" in mismatch.text.en and "e+307" not in mismatch.text.en
     mismatch = check.check("y", torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
-    assert mismatch is not None and "the reference is 0" in mismatch.message
+    assert mismatch is not None and "the reference is 0" in mismatch.text.en
 
 
 def test_excess_is_error_over_allowance() -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from judge.core.checkers import distribution
+from judge.core.checkers import Mismatch, distribution
 from judge.core.checkers.distribution import ks_statistic
 
 
@@ -62,8 +62,8 @@ def test_the_allowances_follow_the_standard_errors() -> None:
 
 def test_shape_dtype_and_non_finite_counts_are_strict() -> None:
     ref = _draw(203)
-    assert "shape" in str(distribution().check("w", ref, ref.reshape(64, -1)))
-    assert "dtype" in str(distribution().check("w", ref, ref.double()))
+    assert "shape" in _en(distribution().check("w", ref, ref.reshape(64, -1)))
+    assert "dtype" in _en(distribution().check("w", ref, ref.double()))
     nan = _draw(9).clone()
     nan[0, 0] = float("nan")
     m = distribution().check("w", ref, nan)
@@ -98,3 +98,8 @@ def test_the_ks_distance_counts_ties_exactly() -> None:
 def test_z_must_be_positive() -> None:
     with pytest.raises(ValueError):
         distribution(z=0)
+
+
+def _en(m: Mismatch | None) -> str:
+    assert m is not None
+    return m.text.en

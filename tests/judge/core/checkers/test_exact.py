@@ -16,8 +16,8 @@ def test_one_bit_off_fails_and_names_the_index() -> None:
     m = exact().check("y", a, b)
     assert m is not None
     assert m.path == "y"
-    assert "[1, 2]" in m.message
-    assert "1 / 6" in m.message
+    assert "[1, 2]" in m.text.en
+    assert "1 / 6" in m.text.en
 
 
 def test_int_tensors_compare_exactly() -> None:
@@ -28,9 +28,9 @@ def test_int_tensors_compare_exactly() -> None:
 def test_shape_and_dtype_are_strict() -> None:
     a = torch.zeros(3)
     shape = exact().check("y", a, torch.zeros(1, 3))
-    assert shape is not None and "(3,)" in shape.message and "(1, 3)" in shape.message
+    assert shape is not None and "(3,)" in shape.text.en and "(1, 3)" in shape.text.en
     dtype = exact().check("y", a, torch.zeros(3, dtype=torch.float64))
-    assert dtype is not None and "torch.float32" in dtype.message and "torch.float64" in dtype.message
+    assert dtype is not None and "torch.float32" in dtype.text.en and "torch.float64" in dtype.text.en
 
 
 def test_excess_is_zero_where_equal_and_out_elsewhere() -> None:

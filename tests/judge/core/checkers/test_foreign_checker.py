@@ -44,9 +44,7 @@ BAND = Banded(0.1)
 
 
 def _case(checker: Checker) -> Case:
-    return Case(
-        name="c", fn=lambda impl, rng: None, points=1, public=True, description="", checker=checker, seed=0
-    )
+    return Case(name="c", fn=lambda impl, rng: None, points=1, public=True, checker=checker, seed=0)
 
 
 def test_it_satisfies_the_protocol() -> None:

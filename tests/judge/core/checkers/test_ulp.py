@@ -32,11 +32,11 @@ def test_max_ulps_and_fraction() -> None:
     one_off[:20] = _step(e[:20], 1)
     assert ulp(1, 0.25).check("y", e, one_off) is None
     m = ulp(1, 0.1).check("y", e, one_off)
-    assert m is not None and "20.0% > 10% allowed" in m.message
+    assert m is not None and "20.0% > 10% allowed" in m.text.en
     two_off = e.clone()
     two_off[5] = _step(e[5:6], 2)[0]
     m = ulp(1, 1.0).check("y", e, two_off)
-    assert m is not None and "max 2 ulp" in m.message and "[5]" in m.message
+    assert m is not None and "max 2 ulp" in m.text.en and "[5]" in m.text.en
 
 
 def test_bf16_statistics_pass_default_tolerance_but_not_ulp() -> None:
@@ -56,7 +56,7 @@ def test_nan_and_shape_rules_apply() -> None:
     got = e.clone()
     got[1] = float("nan")
     m = ulp().check("y", e, got)
-    assert m is not None and "NaN" in m.message
+    assert m is not None and "NaN" in m.text.en
 
 
 def test_bad_parameters() -> None:

@@ -17,7 +17,6 @@ def make_case(checker: Checker | None = None, checkers: dict[str, Checker] | Non
         fn=lambda impl, rng: None,
         points=1,
         public=True,
-        description="",
         checker=checker or allclose(),
         checkers=checkers or {},
         seed=0,

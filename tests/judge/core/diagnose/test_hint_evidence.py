@@ -14,9 +14,10 @@ import torch
 from judge.core.casekit import Case
 from judge.core.grading import attach_hints, grade_solution
 from judge.core.results import CaseRun, Expected, SolutionRun, WrongSolution
+from judge.core.texts import Text
 from tests.judge.core.diagnose.factories import make_case, tensor
 
-HINT = "你做错了 / You made the mistake."
+HINT = Text("你做错了", "You made the mistake.")
 
 
 def cases(*names: str) -> list[Case]:

@@ -22,6 +22,7 @@ import pytest
 from judge.authoring.package import Problem
 from judge.core.backend import Backend
 from judge.core.execution import case_run
+from judge.core.frames import CaseOutcome
 from judge.core.grading import judge_source
 from judge.core.report import Report
 from judge.core.verdicts import Verdict
@@ -135,13 +136,48 @@ def test_a_tensor_that_cannot_be_returned_is_a_runtime_error_of_its_case(
 
 
 def test_the_judge_words_an_unreturnable_tensor_in_each_language() -> None:
-    run = case_run({"status": "error", "unreturnable": "torch.uint16", "time_ms": 1.5}, {})
+    run = case_run(CaseOutcome("error", 1.5, unreturnable="torch.uint16"), {})
     assert (run.status, run.time_ms) == ("error", 1.5) and run.text is not None
     assert run.text.en.startswith("your code returned a tensor of dtype torch.uint16")
     assert "float32" in run.text.en and "bfloat16" in run.text.en  # what it may return instead
     assert run.text.zh.startswith("你的代码返回了") and "cannot" not in run.text.zh
-    nested = case_run({"status": "error", "unreturnable": "nested"}, {}).text
+    nested = case_run(CaseOutcome("error", unreturnable="nested"), {}).text
     assert nested is not None and "nested tensor" in nested.en and "嵌套" in nested.zh
     # A frame is the learner's to forge: anything else there is not taken as a name.
-    forged = case_run({"status": "error", "unreturnable": "<b>x</b>", "message": "m"}, {})
+    head = {"status": "error", "unreturnable": "<b>x</b>", "message": "m"}
+    forged = case_run(CaseOutcome.parse(head), {})
     assert (forged.text, forged.message) == (None, "m")
+
+
+# The line an error points at travels as a field of each case (the page marks it in the editor).
+SYNTAX_ERROR = "def f(x):\n    return (x\n\n\ny = 1\n"
+RAISES_IN_CASE = "def f(x):\n    y = x * 2\n    raise ValueError('no')\n"
+RAISES_AT_IMPORT = "import torch\n\nraise RuntimeError('at import')\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict", "line"),
+    [(SYNTAX_ERROR, Verdict.CE, 2), (RAISES_IN_CASE, Verdict.RE, 3), (RAISES_AT_IMPORT, Verdict.RE, 3)],
+    ids=["compile", "case", "import"],
+)
+def test_an_errors_line_is_in_the_report(
+    problems: dict[str, Problem], backend: Backend, tmp_path: Path, source: str, verdict: Verdict, line: int
+) -> None:
+    report = judged(problems["double"], source, backend, tmp_path)
+    public, hidden = report.to_dict()["cases"]
+    assert report.to_dict()["version"] == 2
+    assert (public["verdict"], public["line"]) == (str(verdict), line), public
+    assert public["missing_problem"] is None
+    if verdict == Verdict.RE and "import" not in source:
+        # The hidden case ran apart, sealed: nothing its process wrote is told, the line neither.
+        assert (hidden["verdict"], hidden["line"]) == ("RE", None), hidden
+    else:
+        # It never ran: the public job's load failure stands for it, its line too.
+        assert (hidden["verdict"], hidden["line"]) == (str(verdict), line), hidden
+
+
+def test_a_case_that_passes_or_fails_without_an_error_has_no_line(
+    problems: dict[str, Problem], tmp_path: Path
+) -> None:
+    report = judged(problems["double"], "def f(x):\n    return x * 3\n", local_backend(), tmp_path)
+    assert [c["line"] for c in report.to_dict()["cases"]] == [None, None]

@@ -138,8 +138,9 @@ def test_a_defined_entry_point_that_is_not_callable_is_still_a_ce(two: Path, sto
 
 def test_a_case_frame_names_only_an_entry_point_its_load_declared_missing() -> None:
     from judge.core.execution import case_run
+    from judge.core.frames import CaseOutcome
 
-    head = {"status": "error", "missing_entry": "g", "message": "forged", "time_ms": 1.0}
+    head = CaseOutcome.parse({"status": "error", "missing_entry": "g", "message": "forged", "time_ms": 1.0})
     believed = case_run(head, {}, ["g"])
     assert believed.missing_entry == "g" and believed.text is not None and "entry point g" in believed.text.en
     forged = case_run(head, {}, ["f"])  # g was not declared missing: a plain error, not the judge's words
@@ -158,7 +159,7 @@ def test_the_scratch_cell_runs_code_that_lacks_an_entry_point(store: ExpectedSto
     assert ran["status"] == "ok" and ran["value"]["shape"] == [2, 8], ran
     failed = run_scratch(norm, code, "l2norm(torch.randn(2, 8))", backend, expected, 30.0).to_dict()
     assert failed["status"] == "error" and failed["line"] == 1, failed
-    assert "缺少入口 missing entry point: l2norm" in failed["message"]
+    assert "missing entry point: l2norm" in str(failed["message"])
 
 
 def test_a_forged_load_frame_names_only_the_problems_entry_points() -> None:

@@ -18,22 +18,22 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.factories import make_package
-from tests.web.factories import bearer, make_client, make_settings, platform_of, register, unique_name
+from tests.web.factories import (
+    bearer,
+    make_client,
+    make_settings,
+    platform_of,
+    register,
+    result_of,
+    unique_name,
+)
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker, transaction, utcnow
+from web.judging import queue
 from web.migrate import upgrade
-from web.submissions import queue
 from web.submissions.models import EventKind, Submission, SubmissionEvent, SubmissionStatus
 
 CORRECT = "def f(x):\n    return x * 2\n"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'queue.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def take(factory: sessionmaker[Session], aging_s: float = 3600.0) -> int:
     """A worker's claim, judged at once: the id it took."""
     c = queue.claim(factory, "w", lease_s=60, max_attempts=3, aging_s=aging_s)
     assert c is not None, "nothing was claimable"
-    assert queue.complete(factory, c, {"verdict": "AC", "score": 0, "max_score": 0}, None, "w")
+    assert queue.complete(factory, c, result_of(0, 0), None, "w")
     return c.submission_id
 
 
@@ -225,7 +225,7 @@ def test_a_claim_among_a_thousand_queued_jobs_stays_cheap(
         c = queue.claim(factory, "w", lease_s=60, max_attempts=3)
         times.append(time.perf_counter() - started)
         assert c is not None
-        queue.complete(factory, c, {"verdict": "AC", "score": 0, "max_score": 0}, None, "w")
+        queue.complete(factory, c, result_of(0, 0), None, "w")
     median_ms = statistics.median(times) * 1000
     dialect = database_url.split(":", 1)[0].split("+", 1)[0]
     print(f"\nclaim among 1000 queued ({dialect}): median {median_ms:.1f} ms, max {max(times) * 1000:.1f} ms")

@@ -1,4 +1,4 @@
-"""The workers' doorbell (web.submissions.worker.Doorbell): one ring wakes one idle worker, a
+"""The workers' doorbell (web.judging.worker.Doorbell): one ring wakes one idle worker, a
 ring that comes while nobody waits is kept, and stopping wakes them all."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from web.submissions.worker import Doorbell
+from web.judging.worker import Doorbell
 
 SHORT_S = 0.3
 

@@ -34,11 +34,12 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import web.models  # noqa: F401 - every mapper must be known before a flush (users, scores, ...)
 from judge.core.messages import msg
-from judge.core.report import Report
 from judge.core.texts import Text
 from judge.core.verdicts import Verdict
 from web.db import transaction, utcnow
-from web.notify import Notices, Topic
+from web.judging.notices import announce, announce_queued
+from web.judging.records import StoredReport, StoredScratch, system_error
+from web.notify import Notices
 from web.problems.models import ProblemVersion
 from web.scores.service import refresh_score
 from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
@@ -142,7 +143,7 @@ def _give_up(
     sub.status, sub.verdict, sub.score = SubmissionStatus.DONE, Verdict.SE, 0
     if sub.kept_score is not None and sub.kept_score <= 0:
         sub.kept_verdict = sub.kept_score = sub.kept_max_score = sub.kept_version = None
-    sub.report = Report.system_error(sub.problem_id, message).to_dict()
+    sub.report = system_error(sub.problem_id, message, sub.mode == Mode.SCRATCH).model_dump(mode="json")
     sub.finished_at, sub.lease_token, sub.lease_expires_at = utcnow(), None, None
     session.add(
         SubmissionEvent(submission_id=sub.id, kind=EventKind.FAILED, worker=worker, detail=detail[:2000])
@@ -150,19 +151,6 @@ def _give_up(
     if sub.mode == Mode.SUBMIT:
         refresh_score(session, sub.user_id, sub.problem_id)
     announce(notices, session, sub.id)
-
-
-def announce(notices: Notices | None, session: Session, submission_id: int) -> None:
-    """Tell long-polling readers (of every process) that `submission_id` changed, at commit."""
-    if notices is not None:
-        notices.publish(session, Topic.SUBMISSION, str(submission_id))
-
-
-def announce_queued(notices: Notices | None, session: Session, submission_ids: list[int]) -> None:
-    """Wake idle workers (of every process) for newly queued jobs, at commit: one notice for
-    any number of jobs (each woken worker takes what the queue holds)."""
-    if notices is not None and submission_ids:
-        notices.publish(session, Topic.QUEUED, str(submission_ids[0]))
 
 
 def claim(
@@ -236,16 +224,17 @@ def heartbeat(factory: sessionmaker[Session], claim: Claim, lease_s: float) -> b
 def complete(
     factory: sessionmaker[Session],
     claim: Claim,
-    report: dict[str, Any],
+    judged: StoredReport | StoredScratch,
     problem_version_id: int | None,
     worker: str,
     notices: Notices | None = None,
 ) -> bool:
-    """Write the verdict, the case results, the event and the score in one transaction.
+    """Write the verdict, the result (`judged`, stored as its record), the event and the score in
+    one transaction.
 
     False (and nothing written) when the lease was lost.
     """
-    new_score = int(report["score"])
+    new_score = judged.score
     # A result as good as what a rejudge kept makes the kept one moot; a lower one leaves it.
     lost = and_(Submission.kept_score.is_not(None), Submission.kept_score > new_score)
     with transaction(factory) as session:
@@ -255,14 +244,14 @@ def complete(
             .where(_guarded(claim))
             .values(
                 status=SubmissionStatus.DONE,
-                verdict=str(report["verdict"]),
+                verdict=judged.verdict.value,
                 score=new_score,
                 kept_verdict=case((lost, Submission.kept_verdict), else_=None),
                 kept_score=case((lost, Submission.kept_score), else_=None),
                 kept_max_score=case((lost, Submission.kept_max_score), else_=None),
                 kept_version=case((lost, Submission.kept_version), else_=None),
-                max_score=int(report["max_score"]),
-                report=report,
+                max_score=judged.max_score,
+                report=judged.model_dump(mode="json"),
                 problem_version_id=problem_version_id,
                 finished_at=now,
                 lease_token=None,

@@ -19,43 +19,27 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from judge.authoring.package import Problem
-from judge.core.backend import Backend
-from judge.core.grading import judge_source
-from judge.core.report import Report
 from judge.core.runner.job import PartSource
-from judge.core.texts import Text
-from judge.expected import ExpectedStore
-from judge.scratch import run_scratch
 from web.db import transaction
+from web.judging import queue
+from web.judging.judges import JUDGES, Job, JudgeContext, Judging, withdrawn
+from web.judging.queue import Claim
+from web.judging.records import StoredReport, StoredScratch
 from web.metrics import Metrics
 from web.notify import Notices, Topic
 from web.problems.models import ProblemVersion
-from web.scratch.budget import replay_budget
-from web.submissions import queue
-from web.submissions.models import Mode
 from web.submissions.parts import learner_parts
-from web.submissions.queue import Claim
 
 if TYPE_CHECKING:
     from web.settings import WebSettings
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class JudgeContext:
-    """What judging needs, shared by every worker thread of a process."""
-
-    problems: dict[str, Problem]
-    backend: Backend
-    store: ExpectedStore
-    startup_s: float
 
 
 class Doorbell:
@@ -103,7 +87,7 @@ class QueueSettings:
     # The scratch cell's reference answers per learner and problem, and their window.
     scratch_replays: int = 48
     scratch_replay_window_s: float = 6 * 3600.0
-    aging_s: float = queue.AGING_S  # the fair claim's (web.submissions.queue.claim_order)
+    aging_s: float = queue.AGING_S  # the fair claim's (web.judging.queue.claim_order)
 
     @classmethod
     def of(cls, settings: WebSettings) -> QueueSettings:
@@ -137,8 +121,8 @@ class Worker:
         self.metrics = metrics
         self.bell = bell or Doorbell(1)
         self.notices = notices
-        # The problem versions' row ids, by content hash: read once, not for every judgement.
-        self._version_ids: dict[tuple[str, str], int] = {}
+        self.judging = Judging(context, factory, settings.scratch_replays, settings.scratch_replay_window_s)
+        self._versions = VersionIds()
 
     def run_forever(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -167,7 +151,7 @@ class Worker:
         beat.start()
         started = time.monotonic()
         try:
-            report, version_id = self._judge(claimed)
+            result, version_id = self._judge(claimed)
         except Exception as exc:
             log.exception("worker %s: judging submission %s failed", self.name, claimed.submission_id)
             beat_stop.set()
@@ -177,7 +161,7 @@ class Worker:
             beat_stop.set()
             beat.join()
         try:
-            written = queue.complete(self.factory, claimed, report, version_id, self.name, self.notices)
+            written = queue.complete(self.factory, claimed, result, version_id, self.name, self.notices)
         except Exception as exc:  # the database failed us: give the job back now, not at lease end
             log.exception("worker %s: writing submission %s failed", self.name, claimed.submission_id)
             self._release(claimed, exc)
@@ -188,7 +172,7 @@ class Worker:
             )
         elif self.metrics is not None:
             elapsed = time.monotonic() - started
-            self.metrics.observe_judgement(claimed.mode, str(report["verdict"]), elapsed)
+            self.metrics.observe_judgement(claimed.mode, result.verdict.value, elapsed)
         return True
 
     def _release(self, claimed: Claim, exc: Exception) -> None:
@@ -203,55 +187,47 @@ class Worker:
             except Exception:
                 log.exception("worker %s: heartbeat failed", self.name)
 
-    def _judge(self, claimed: Claim) -> tuple[dict[str, Any], int | None]:
+    def _judge(self, claimed: Claim) -> tuple[StoredReport | StoredScratch, int | None]:
+        """The job judged by its mode's judge, and the row id of the problem's version it was
+        judged on (None if this process has none: a problem gone from problems/)."""
         problem = self.context.problems.get(claimed.problem_id)
         if problem is None:
-            pid = claimed.problem_id
-            gone = Text(f"题目 {pid} 已下线。", f"Problem {pid} is no longer offered.")
-            return Report.system_error(claimed.problem_id, gone).to_dict(), None
-        key = (problem.id, problem.content_hash)
-        version_id = self._version_ids.get(key)
-        parts: list[PartSource] = []
-        if version_id is None or problem.part_problems:
-            with transaction(self.factory) as session:
-                if version_id is None:
-                    version_id = session.scalar(
-                        select(ProblemVersion.id).where(
-                            ProblemVersion.problem_id == problem.id,
-                            ProblemVersion.content_hash == problem.content_hash,
-                        )
-                    )
-                    if version_id is not None:  # a version row is never changed nor deleted
-                        self._version_ids[key] = version_id
-                # The parts it may import are the learner's own accepted solutions, read when it
-                # is judged (a rejudge takes the parts they have then).
-                parts = learner_parts(session, claimed.user_id, problem)
-        c = self.context
-        if claimed.mode == Mode.SCRATCH:  # the scratch cell: the snippet, never scored (web.scratch)
-            expected = c.store.get(problem, c.backend)
-            with transaction(self.factory) as session:
-                budget = replay_budget(
-                    session,
-                    claimed.user_id,
-                    problem.id,
-                    self.settings.scratch_replays,
-                    self.settings.scratch_replay_window_s,
+            return withdrawn(claimed), None
+        version_id, parts = self._read_first(claimed, problem)
+        return JUDGES[claimed.mode](Job(claimed, problem, parts), self.judging), version_id
+
+    def _read_first(self, claimed: Claim, problem: Problem) -> tuple[int | None, list[PartSource]]:
+        """The version's row id (kept once read) and the learner's parts: one transaction, and
+        none at all for a known version of a problem without parts."""
+        version_id = self._versions.known(problem)
+        if version_id is not None and not problem.part_problems:
+            return version_id, []
+        with transaction(self.factory) as session:
+            return self._versions.read(session, problem), learner_parts(session, claimed.user_id, problem)
+
+
+class VersionIds:
+    """The problem versions' row ids, by problem and content hash: read once, not for every
+    judgement (a version row is never changed nor deleted)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], int] = {}
+
+    def known(self, problem: Problem) -> int | None:
+        return self._ids.get((problem.id, problem.content_hash))
+
+    def read(self, session: Session, problem: Problem) -> int | None:
+        found = self.known(problem)
+        if found is None:
+            found = session.scalar(
+                select(ProblemVersion.id).where(
+                    ProblemVersion.problem_id == problem.id,
+                    ProblemVersion.content_hash == problem.content_hash,
                 )
-            result = run_scratch(
-                problem,
-                claimed.code,
-                claimed.snippet,
-                c.backend,
-                expected,
-                c.startup_s,
-                parts,
-                problem.reference_parts(),
-                budget,
             )
-            return result.to_dict(), version_id
-        which: Literal["public", "all"] = "public" if claimed.mode == Mode.RUN else "all"
-        report = judge_source(problem, claimed.code, c.backend, c.store, which, c.startup_s, parts)
-        return report.to_dict(), version_id
+            if found is not None:
+                self._ids[(problem.id, problem.content_hash)] = found
+        return found
 
 
 class WorkerPool:

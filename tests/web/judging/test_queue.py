@@ -12,11 +12,13 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from tests.web.factories import result_of
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker, transaction
+from web.judging import queue
+from web.judging.records import StoredReport, read_report, read_scratch
 from web.migrate import upgrade
 from web.scores.models import Score
-from web.submissions import queue
 from web.submissions.models import Submission, SubmissionEvent
 
 
@@ -43,8 +45,8 @@ def add_jobs(factory: sessionmaker[Session], n: int, mode: str = "submit") -> tu
         return user.id, [sub.id for sub in subs]
 
 
-def report(score: int) -> dict[str, object]:
-    return {"verdict": "AC" if score == 100 else "WA", "score": score, "max_score": 100, "cases": []}
+def report(score: int) -> StoredReport:
+    return result_of(score)
 
 
 def events(factory: sessionmaker[Session], sub_id: int, kind: str) -> int:
@@ -114,8 +116,23 @@ def test_after_the_last_attempt_the_job_ends_as_system_error(factory: sessionmak
     with factory() as s:
         sub = s.get(Submission, sub_id)
         assert sub is not None and (sub.status, sub.verdict, sub.attempts) == ("done", "SE", 3)
-        assert sub.report is not None and "3 times" in sub.report["warnings"][0]["en"]
+        assert "3 times" in read_report(sub.report).warnings[0].en
     assert events(factory, sub_id, "failed") == 1
+
+
+def test_a_scratch_run_given_up_on_ends_as_a_scratch_result(factory: sessionmaker[Session]) -> None:
+    """Its page reads a scratch run's result: the system error is one, saying why."""
+    _, (sub_id,) = add_jobs(factory, 1, mode="scratch")
+    for _ in range(3):
+        claimed = queue.claim(factory, "crashy", lease_s=60, max_attempts=3)
+        assert claimed is not None
+        queue.release(factory, claimed, "crashy", "RuntimeError: engine exploded", max_attempts=3)
+    with factory() as s:
+        sub = s.get(Submission, sub_id)
+        assert sub is not None and (sub.status, sub.verdict) == ("done", "SE")
+        result = read_scratch(sub.report)
+        assert result.status == "stopped" and result.text is not None
+        assert "engine exploded" in result.text.en and "3" in result.text.zh
 
 
 def test_a_worker_error_requeues_then_gives_up(factory: sessionmaker[Session]) -> None:
@@ -130,7 +147,7 @@ def test_a_worker_error_requeues_then_gives_up(factory: sessionmaker[Session]) -
     assert (events(factory, sub_id, "requeued"), events(factory, sub_id, "failed")) == (2, 1)
 
 
-def rejudged(factory: sessionmaker[Session], sub_id: int, result: dict[str, object] | None) -> None:
+def rejudged(factory: sessionmaker[Session], sub_id: int, result: StoredReport | None) -> None:
     """An admin's rejudge of `sub_id`, judged to `result` (None: the worker fails every attempt)."""
     with transaction(factory) as s:
         assert queue.rejudge(s, [sub_id]) == 1

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from web.submissions import waiting
-from web.submissions.waiting import CompletionBoard
+from web.judging import waiting
+from web.judging.waiting import CompletionBoard
 
 
 @pytest.fixture(autouse=True)

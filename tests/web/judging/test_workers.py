@@ -28,14 +28,6 @@ WRONG = "def f(x):\n    return x * 3\n"
 SLOW_CORRECT = "import time\n\ndef f(x):\n    time.sleep(2)\n    return x * 2\n"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'judge.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 @pytest.fixture
 def problems_dir(tmp_path: Path) -> Path:
     root = tmp_path / "problems"
