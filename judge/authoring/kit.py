@@ -28,6 +28,7 @@ from typing import Any
 
 from judge.authoring.package import Problem
 from judge.core.backend import Backend
+from judge.core.frames import CaseOutcome
 from judge.core.observations import encode
 from judge.core.protocol import save_safetensors
 from judge.core.public_cases import public_cases_source
@@ -88,17 +89,15 @@ def expected_data(problem: Problem, store: ExpectedStore, backend: Backend) -> t
             case = run.cases.get(case_name)
             if case is None:
                 continue
-            head: dict[str, Any] = {"status": case.status, "time_ms": case.time_ms}
+            # Stored as the runner's case frame body, read back with CaseOutcome.parse (practice).
             if case.status == "ok":
                 manifest, named = encode(case.observations)
-                head["obs"] = manifest
                 # Tensor names in the manifest are per case; prefix them to share one file.
                 tensors.update({f"{index}/{case_name}/{k}": v for k, v in named.items()})
+                outcome = CaseOutcome("ok", case.time_ms, obs=manifest)
             else:
-                head["message"] = case.message
-                if case.api:
-                    head["api"] = case.api
-            cases[case_name] = head
+                outcome = CaseOutcome(case.status, case.time_ms, message=case.message, api=case.api)
+            cases[case_name] = outcome.to_head()
         solutions.append({"name": name, "hint": hint.to_dict(), "cases": cases})
     data = {"format": KIT_FORMAT, "problem": problem.id, "cases": public, "solutions": solutions}
     return data, save_safetensors(tensors)
