@@ -34,6 +34,7 @@ from judge.authoring.course import Chapter, Course, CourseError, load_course, re
 from judge.core.casekit import Case, collect_cases
 from judge.core.errors import JudgeError
 from judge.core.runner.job import PartSource
+from judge.core.runner.scratch import MAX_SNIPPET
 from judge.core.texts import EMPTY, Text, parse_author_text
 
 REQUIRED_FILES = ("problem.toml", "statement.zh.md", "starter.py", "reference.py", "cases.py")
@@ -118,6 +119,30 @@ class ChangeNote(_Strict):
     en: OneLine
 
 
+# A snippet of the scratch cell ("Try your input"), at most as long as the cell takes.
+Snippet = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SNIPPET)]
+
+
+class ScratchSpec(_Strict):
+    """What the scratch cell offers a learner, written by the author (`[scratch]`): the snippet it
+    opens with (a public case's call, shortened, that runs against the reference and shows
+    something worth reading), and for some public cases the call that case makes, filled in by
+    "use public case" (`[scratch.cases]`, keyed by the case's name). `judge validate` runs each
+    one against the reference in the sandbox, as the cell would, and checks that each key names
+    a public case: a hidden case's call never reaches a learner."""
+
+    example: Snippet
+    cases: dict[Identifier, Snippet] = {}
+
+    @field_validator("example", "cases")
+    @classmethod
+    def _written(cls, v: str | dict[str, str]) -> str | dict[str, str]:
+        blank = [v] if isinstance(v, str) else list(v.values())
+        if any(not s.strip() for s in blank):
+            raise ValueError("a snippet must hold code: a public case's call, shortened")
+        return v
+
+
 class ProblemSpec(_Strict):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
     slug: Annotated[str, StringConstraints(pattern=SLUG_PATTERN.pattern)]
@@ -146,6 +171,9 @@ class ProblemSpec(_Strict):
     # One note per version after the first (`[changes.3]` zh = "...", en = "..."): what that
     # version changed. `judge validate` asks for the current version's; older ones may stay.
     changes: dict[VersionKey, ChangeNote] = {}
+    # The scratch cell's snippets (ScratchSpec); a package without them opens the cell on a
+    # generic snippet, and `judge validate` warns.
+    scratch: ScratchSpec | None = None
 
     @field_validator("entry_points", "forbidden", "tags", "parts", "prerequisites", "data")
     @classmethod

@@ -35,6 +35,14 @@ en = "{slug}"
 time_s = 5
 memory_mb = 1024
 output_kb = 64
+
+# The scratch cell ("Try your input") opens with this snippet: a public case's call, shortened,
+# that runs against the reference. `[scratch.cases]` may add a public case's call by its name.
+[scratch]
+example = '''
+x = torch.randn(2, 3)
+solve(x)
+'''
 """
 
 STATEMENT = """\

@@ -4,7 +4,8 @@ A sound package: problem.toml is valid; statements render; the cases load and th
 add up; the reference passes every case and gives identical observations in two separate
 runs; no case returns a fact it computed in the learner's process; the starter does not pass;
 every accepted solution passes; every wrong solution fails at least one case and its own hint
-is the one a learner with its outputs would see; and the cases kill every mutant of the
+is the one a learner with its outputs would see; the scratch cell's snippets run after the
+reference without an error; and the cases kill every mutant of the
 reference (judge.authoring.mutation) that the package does not declare equivalent, with at least
 MIN_MUTANTS of them and at most MAX_EQUIVALENT declared.
 
@@ -52,6 +53,7 @@ from judge.authoring.validation.runs import (
     check_solution,
     run_author_solutions,
 )
+from judge.authoring.validation.scratch import check_scratch
 from judge.core.backend import Backend
 from judge.core.results import Expected
 from judge.settings import JudgeSettings
@@ -156,6 +158,7 @@ def validate_package(
     expected = Expected.from_runs(runs.first.solutions, [(f.name, f.hint()) for f in wrong])
     for f, run in zip(runs.files[1:], runs.first.solutions[1:], strict=True):
         check_solution(out, f, cases, run, expected)
+    check_scratch(out, problem, cases, backend, expected, settings.startup_s)
     reference_s = sum(c.time_ms for c in ref.cases.values()) / 1000
     v.mutants = score_mutants(problem, backend, expected, reference_s, settings.startup_s)
     check_mutants(out, v.mutants, min_mutants)

@@ -72,9 +72,11 @@ def run_solutions(
     limits: Limits,
     parts: Sequence[PartSource] = (),
     cases_source: str | None = None,
+    record_inputs: bool = False,
 ) -> RunResult:
     """`cases_source`: the cases module the job carries (the package's whole cases.py unless
-    given: a job whose output reaches the learner gets judge.core.public_cases' text instead)."""
+    given: a job whose output reaches the learner gets judge.core.public_cases' text instead).
+    `record_inputs`: the runner records what each case draws (for the public cases' job only)."""
     if cases_source is None:
         cases_source = problem.read("cases.py")
     job = RunnerJob(
@@ -87,6 +89,7 @@ def run_solutions(
         forbidden=list(problem.spec.forbidden),
         parts=list(parts),
         data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
+        record_inputs=record_inputs,
     )
     outcome = backend.run(job.to_bytes(), limits)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
@@ -190,8 +193,13 @@ def _record(
 
 
 def case_run(outcome: CaseOutcome, tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
-    """A case's outcome as the judge takes it (its observations decoded with the protocol's caps).
-    `missing_entries`: the entry points the solution's load frame said it lacks; a case that
+    """A case's outcome as the judge takes it (its observations decoded with the protocol's caps),
+    with the inputs the runner recorded for it (the public cases' job only)."""
+    return replace(_case_run(outcome, tensors, missing_entries), inputs=outcome.inputs)
+
+
+def _case_run(outcome: CaseOutcome, tensors: dict[str, Any], missing_entries: Sequence[str] = ()) -> CaseRun:
+    """`missing_entries`: the entry points the solution's load frame said it lacks; a case that
     failed on one of those is worded by the judge, naming it (any other name is not believed)."""
     elapsed, message = outcome.time_ms, outcome.message
     if outcome.status == "ok":

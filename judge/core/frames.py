@@ -216,9 +216,14 @@ class CaseOutcome:
     unreturnable: str | None = None
     line: int | None = None
     missing_part: tuple[str, str] | None = None
+    # What the case drew from its Rng (judge.core.runner.inputs): recorded in the public cases'
+    # job only. Each {"name", "shape", "dtype"} and, for a small draw, "values".
+    inputs: tuple[dict[str, Any], ...] = ()
 
     def to_head(self) -> dict[str, Any]:
         head: dict[str, Any] = {"status": self.status, "time_ms": self.time_ms}
+        if self.inputs:
+            head["inputs"] = list(self.inputs)
         if self.status == "ok":
             head["obs"] = self.obs
         if self.api is not None:
@@ -254,7 +259,46 @@ class CaseOutcome:
             what if isinstance(what, str) and UNRETURNABLE.fullmatch(what) else None,
             _line(head.get("line")),
             _part(head.get("part"), head.get("module")),
+            _inputs(head.get("inputs")),
         )
+
+
+MAX_INPUTS = 12
+MAX_INPUT_VALUES = 16
+INPUT_NAME = re.compile(r"[^\x00-\x1f]{1,64}")
+
+
+def _input_value(v: Any) -> bool:
+    """A number, or a short word for NaN and inf."""
+    return isinstance(v, (int, float)) or (isinstance(v, str) and len(v) <= 8)
+
+
+def _inputs(value: Any) -> tuple[dict[str, Any], ...]:
+    """A case's recorded inputs; an entry that is not well formed is dropped (they are shown to
+    the learner whose code wrote the stream, never judged)."""
+    if not isinstance(value, list):
+        return ()
+    out: list[dict[str, Any]] = []
+    for raw in value[:MAX_INPUTS]:
+        if not isinstance(raw, dict):
+            continue
+        name, shape, dtype = raw.get("name"), raw.get("shape"), raw.get("dtype")
+        if not (isinstance(name, str) and INPUT_NAME.fullmatch(name)):
+            continue
+        if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(_is_int(n) for n in shape)):
+            continue
+        if not (isinstance(dtype, str) and UNRETURNABLE.fullmatch(dtype)):
+            continue
+        entry: dict[str, Any] = {"name": name, "shape": list(shape), "dtype": dtype}
+        values = raw.get("values")
+        if (
+            isinstance(values, list)
+            and len(values) <= MAX_INPUT_VALUES
+            and all(_input_value(v) for v in values)
+        ):
+            entry["values"] = list(values)
+        out.append(entry)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

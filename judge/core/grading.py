@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -13,6 +13,7 @@ from judge.core.backend import Backend
 from judge.core.casekit import Case
 from judge.core.checkers import Mismatch
 from judge.core.compare import compare, compare_leaf
+from judge.core.compared import compared
 from judge.core.diagnose import diagnose_case, leaves
 from judge.core.errormap import error_map
 from judge.core.errors import TrustedRunError
@@ -98,8 +99,9 @@ def grade_solution(
                     r.message = Text.join([_with_path(m) for m in mismatches])
                     if explain:
                         r.diagnoses = diagnose_case(c, ref.observations, got.observations)
-                    if explain and c.public:
+                    if explain and c.public and not sealed:
                         r.error_map = _first_error_map(c, ref.observations, got.observations, mismatches)
+                        r.compared = compared(c, ref.observations, got.observations, mismatches)
                 else:
                     r.verdict, r.score = Verdict.AC, c.points
             elif got.missing_entry is not None and got.text is not None:
@@ -116,6 +118,8 @@ def grade_solution(
             else:
                 r.verdict = Verdict.RE
                 r.message = msg("sealed_error") if sealed else (got.text or runner_message(got.message))
+            if c.public and not sealed and r.verdict != Verdict.AC and got.inputs:
+                r.inputs = list(got.inputs)  # recorded by the public cases' job only
             if r.verdict in (Verdict.RE, Verdict.MLE) and not sealed:  # the code's process says both
                 r.line = got.line
                 r.missing_problem = got.missing_part[0] if got.missing_part is not None else None
@@ -445,6 +449,7 @@ def judge_source(
     startup_s: float = 30.0,
     parts: Sequence[PartSource] = (),
     seal_hidden: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """Judge one learner submission end to end. `parts`: the code of every part it may import
     (the caller decides whose: the learner's on the site and in the kit). `seal_hidden` False
@@ -455,7 +460,10 @@ def judge_source(
     with the whole module, a sealed job: of it the report keeps verdicts, points and what the
     judge itself says of the observations, never a word the code wrote (judge.core.grading.seal).
     Code that shares a process with the hidden cases can read them; only its observations
-    leave it."""
+    leave it.
+
+    `progress(done, total)`: called when the public cases are judged and the hidden cases'
+    job starts (a waiting learner reads "public cases done, hidden cases running")."""
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
@@ -468,12 +476,13 @@ def judge_source(
     limits = limits_for(problem, startup_s)
     solution = [SolutionSource("solution", source, LEARNER_FILE)]
 
-    def learner_run(group: list[Case], cases_source: str) -> RunResult:
+    def learner_run(group: list[Case], cases_source: str, record_inputs: bool) -> RunResult:
         names = [c.name for c in group]
-        return run_solutions(problem, solution, names, backend, limits, parts, cases_source)
+        return run_solutions(problem, solution, names, backend, limits, parts, cases_source, record_inputs)
 
     def public_run() -> RunResult | None:
-        return learner_run(public, public_cases_source(whole)) if public else None
+        # The public job records what its cases drew (shown on a failing case); the hidden never.
+        return learner_run(public, public_cases_source(whole), True) if public else None
 
     held = store.at_hand(problem, backend)
     if held is not None:  # the usual case: no thread to start and join
@@ -511,7 +520,9 @@ def judge_source(
             for c in hidden:
                 graded[c.name] = _not_run(c, stopped)
         else:
-            sealed = learner_run(hidden, whole)
+            if progress is not None:
+                progress(len(public), len(cases))
+            sealed = learner_run(hidden, whole, False)
             run = sealed.solutions[0]
             results = grade_solution(hidden, run, sealed.stop, expected, sealed=seal_hidden)
             lacking = lacking or run.missing_entries

@@ -53,6 +53,10 @@ class CaseResult:
     line: int | None = None
     # The problem to solve first, when it fails because a part that problem makes is missing.
     missing_problem: str | None = None
+    # A failing public case's: what it drew from its Rng (judge.core.runner.inputs), and expected
+    # against got at the first differing positions (judge.core.compared). Never on a hidden case.
+    inputs: list[dict[str, Any]] | None = None
+    compared: list[dict[str, Any]] | None = None
 
     def to_dict(self, lang: str | None = None) -> dict[str, Any]:
         """`lang` None keeps both languages (what is stored); "zh" or "en" gives that one only."""
@@ -77,6 +81,10 @@ class CaseResult:
         }
         if self.error_map is not None:
             out["error_map"] = self.error_map
+        if self.public and self.inputs:
+            out["inputs"] = self.inputs
+        if self.public and self.compared:
+            out["compared"] = self.compared
         return out
 
 

@@ -37,6 +37,8 @@ class CaseRun:
     line: int | None = None
     # (problem id, module) of a part the case imported that nobody provided.
     missing_part: tuple[str, str] | None = None
+    # What the case drew from its Rng, when the job recorded it (the public cases' job only).
+    inputs: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass

@@ -155,6 +155,9 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ),
     ("POST", "/api/scratch"): Rule(401, 202, "the caller's own code on their own snippet", _b_scratch),
     ("GET", "/api/scratch/{scratch_id}"): Rule(401, 404, "only the caller's own scratch runs are found"),
+    ("GET", "/api/scratch/examples/{problem_id}"): Rule(
+        200, 200, "the package's example and its public cases' calls, as public as the statement"
+    ),
     ("POST", "/api/submissions"): Rule(401, 202, "submits the caller's own code", _b_code),
     ("GET", "/api/submissions"): Rule(401, 200, "the caller's own submissions only"),
     ("GET", "/api/submissions/{submission_id}"): Rule(401, 404, "A's submission is not found for B"),
@@ -171,7 +174,9 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/admin/problems"): Rule(401, 403, ADMIN, learner_code="admin_only"),
     ("POST", "/api/admin/problems/{problem_id}/validate"): Rule(401, 403, ADMIN, learner_code="admin_only"),
     ("GET", "/api/admin/validations/{validation_id}"): Rule(401, 403, ADMIN, learner_code="admin_only"),
-    ("PATCH", "/api/me"): Rule(401, 200, "the caller's own language", lambda _w: {"language": "zh"}),
+    ("PATCH", "/api/me"): Rule(
+        401, 200, "the caller's own language and leaderboard name", lambda _w: {"language": "zh"}
+    ),
     # A saved a draft holding the marker: B reads and writes only B's own.
     ("GET", "/api/problems/{problem_id}/draft"): Rule(401, 200, "the caller's own draft"),
     ("PUT", "/api/problems/{problem_id}/draft"): Rule(401, 200, "the caller's own draft", _b_draft),
@@ -402,8 +407,8 @@ def test_b_sees_own_scores_not_a(world: World) -> None:
     # ...while A sees A's own score there, and the leaderboard (public) lists A.
     assert world.client.get("/api/problems/204", headers=bearer(world.a_token)).json()["best_score"] == 42
     board = world.client.get("/api/leaderboard").json()
-    assert [row["username"] for row in board] == [world.a_name]
-    assert set(board[0]) == {"rank", "username", "score", "solved", "last_improved_at"}
+    assert [row["name"] for row in board] == [world.a_name]
+    assert set(board[0]) == {"rank", "name", "you", "score", "solved", "last_improved_at"}
 
 
 def test_unsafe_cookie_requests_need_the_csrf_token(world: World) -> None:

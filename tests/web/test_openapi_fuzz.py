@@ -222,7 +222,7 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
         "password": PASSWORD,
         "language": "en",
     },
-    ("PATCH", "/api/me"): lambda _name: {"language": "zh"},
+    ("PATCH", "/api/me"): lambda _name: {"language": "zh", "display_name": "", "on_leaderboard": True},
     ("PUT", "/api/problems/{problem_id}/draft"): lambda _name: {"code": "x = 1\n"},
     ("POST", "/api/auth/token"): lambda name: {
         "username": name,

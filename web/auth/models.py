@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Index, String, func
+from sqlalchemy import ForeignKey, Index, String, func, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, one_of, utcnow
@@ -25,6 +25,12 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16), default="learner")
     language: Mapped[str] = mapped_column(String(8), default="zh")
+    # How the public leaderboard shows the account: under this name instead of the username
+    # (None: the username), or not at all.
+    display_name: Mapped[str | None] = mapped_column(String(32), default=None)
+    # The database's default only (no Python one): rows written by code that predates the column
+    # (an older worker during a rolling upgrade, the migration tests) still insert.
+    on_leaderboard: Mapped[bool] = mapped_column(server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     @property

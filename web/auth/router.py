@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from web.auth import service
 from web.auth.models import TokenScope, User
-from web.auth.service import Credentials, NewToken, TokenOut
+from web.auth.service import Credentials, DisplayName, NewToken, TokenOut
 from web.deps import (
     DbDep,
     DbText,
@@ -48,6 +48,8 @@ class UserOut(BaseModel):
     username: str
     role: str
     language: str
+    display_name: str | None = Field(None, description="the leaderboard's name for you; null: your username")
+    on_leaderboard: bool = Field(True, description="false: the public leaderboard does not list you")
 
 
 class MeOut(UserOut):
@@ -57,7 +59,12 @@ class MeOut(UserOut):
 
 
 class MeUpdate(BaseModel):
-    language: Language
+    """What the reader may change of their account; a field left out stays as it is."""
+
+    language: Language | None = None
+    # "" clears it (the leaderboard shows the username again).
+    display_name: DisplayName | None = None
+    on_leaderboard: bool | None = None
 
 
 class TokenName(BaseModel):
@@ -66,7 +73,14 @@ class TokenName(BaseModel):
 
 
 def _user_out(user: User) -> UserOut:
-    return UserOut(id=user.id, username=user.username, role=user.role, language=user.language)
+    return UserOut(
+        id=user.id,
+        username=user.username,
+        role=user.role,
+        language=user.language,
+        display_name=user.display_name,
+        on_leaderboard=user.on_leaderboard,
+    )
 
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
@@ -124,7 +138,10 @@ def me(principal: PrincipalDep) -> MeOut:
 
 @router.patch("/me", response_model=MeOut)
 def update_me(body: MeUpdate, principal: PrincipalDep, db: DbDep) -> MeOut:
-    service.set_language(db, principal.user, body.language)
+    if body.language is not None:
+        service.set_language(db, principal.user, body.language)
+    if body.display_name is not None or body.on_leaderboard is not None:
+        service.set_board_presence(db, principal.user, body.display_name, body.on_leaderboard)
     return me(principal)
 
 

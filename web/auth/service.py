@@ -24,6 +24,9 @@ from web.settings import WebSettings
 
 Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{3,32}$")]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
+# A name for the leaderboard: letters of any script, digits, spaces, _ - . (no markup, no control
+# characters); "" clears it. Leading and trailing spaces are dropped.
+DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=32, pattern=r"^[\w .\-]*$")]
 
 
 class Credentials(BaseModel):
@@ -219,4 +222,27 @@ def revoke_token(db: Session, user: User, token_id: int) -> None:
 
 def set_language(db: Session, user: User, language: Language) -> None:
     user.language = language
+    db.commit()
+
+
+def set_board_presence(db: Session, user: User, display_name: str | None, listed: bool | None) -> None:
+    """The name the leaderboard shows for `user` ("" for their username) and whether it lists them.
+
+    A display name may not be another account's username or display name (whatever the case), so
+    nobody appears on the board as someone else."""
+    if display_name is not None:
+        name = display_name.strip()
+        if name and name.lower() != user.username.lower():
+            lowered = name.lower()
+            taken = db.scalar(
+                select(User.id).where(
+                    User.id != user.id,
+                    (func.lower(User.username) == lowered) | (func.lower(User.display_name) == lowered),
+                )
+            )
+            if taken is not None:
+                raise ApiError(409, "name_taken", N_("That name is taken: choose another."))
+        user.display_name = name or None
+    if listed is not None:
+        user.on_leaderboard = listed
     db.commit()

@@ -5,8 +5,10 @@ that is stored (web.judging.records)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -21,10 +23,13 @@ from judge.expected import ExpectedStore
 from judge.scratch import run_scratch
 from judge.settings import JudgeSettings
 from web.db import transaction
-from web.judging.queue import Claim
+from web.judging.queue import Claim, record_progress
 from web.judging.records import StoredReport, StoredScratch, stored_report, stored_scratch, system_error
+from web.notify import Notices
 from web.scratch.budget import replay_budget
 from web.submissions.models import Mode
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +65,7 @@ class Judging:
     factory: sessionmaker[Session]
     scratch_replays: int
     scratch_replay_window_s: float
+    notices: Notices | None = None  # told of a judgement's progress (its waiting readers read it)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,10 +89,29 @@ def judge_run(job: Job, judging: Judging) -> StoredReport:
 
 
 def judge_submit(job: Job, judging: Judging) -> StoredReport:
-    """Every case, scored."""
+    """Every case, scored; its progress written as the public cases' job ends (`progress`)."""
     c = judging.context
-    report = judge_source(job.problem, job.claim.code, c.backend, c.store, "all", c.startup_s, job.parts)
+    report = judge_source(
+        job.problem,
+        job.claim.code,
+        c.backend,
+        c.store,
+        "all",
+        c.startup_s,
+        job.parts,
+        progress=partial(progress, job, judging),
+    )
     return stored_report(report.to_dict())
+
+
+def progress(job: Job, judging: Judging, done: int, total: int) -> None:
+    """Record that `done` of `total` cases are judged and the hidden cases run. A failed write
+    costs the reader the line, never the judgement."""
+    stage = {"done": done, "total": total, "stage": "hidden"}
+    try:
+        record_progress(judging.factory, job.claim, stage, judging.notices)
+    except Exception:
+        log.warning("submission %s: progress not written", job.claim.submission_id, exc_info=True)
 
 
 def judge_scratch(job: Job, judging: Judging) -> StoredScratch:

@@ -145,6 +145,7 @@ def _give_up(
         sub.kept_verdict = sub.kept_score = sub.kept_max_score = sub.kept_version = None
     sub.report = system_error(sub.problem_id, message, sub.mode == Mode.SCRATCH).model_dump(mode="json")
     sub.finished_at, sub.lease_token, sub.lease_expires_at = utcnow(), None, None
+    sub.progress = None
     session.add(
         SubmissionEvent(submission_id=sub.id, kind=EventKind.FAILED, worker=worker, detail=detail[:2000])
     )
@@ -181,6 +182,7 @@ def claim(
                 attempts=Submission.attempts + 1,
                 worker=worker,
                 started_at=now,
+                progress=None,
             )
             .returning(
                 Submission.id,
@@ -221,6 +223,38 @@ def heartbeat(factory: sessionmaker[Session], claim: Claim, lease_s: float) -> b
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
+def record_progress(
+    factory: sessionmaker[Session],
+    claim: Claim,
+    progress: dict[str, Any],
+    notices: Notices | None = None,
+) -> bool:
+    """Write how far the judgement has come (`Submission.progress`) and tell its long-polling
+    readers; False when the lease was lost (nothing written)."""
+    with transaction(factory) as session:
+        result = session.execute(
+            update(Submission)
+            .where(_guarded(claim))
+            .values(progress=progress)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        announce(notices, session, claim.submission_id)
+        return True
+
+
+def queued_ahead(session: Session, submission_id: int) -> int:
+    """How many jobs queued before this one still wait: what a waiting learner is told they
+    are behind (the fair claim, `claim_order`, may still serve some of them later)."""
+    count = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.status == SubmissionStatus.QUEUED, Submission.id < submission_id)
+    )
+    return int(count or 0)
+
+
 def complete(
     factory: sessionmaker[Session],
     claim: Claim,
@@ -252,10 +286,12 @@ def complete(
                 kept_version=case((lost, Submission.kept_version), else_=None),
                 max_score=judged.max_score,
                 report=judged.model_dump(mode="json"),
+                blocked_by=judged.blocked_by if isinstance(judged, StoredReport) else None,
                 problem_version_id=problem_version_id,
                 finished_at=now,
                 lease_token=None,
                 lease_expires_at=None,
+                progress=None,
             )
             .execution_options(synchronize_session=False)
         )
@@ -287,6 +323,7 @@ def release(
             _give_up(session, sub, failed, worker, why, notices)
             return
         sub.status, sub.lease_token, sub.lease_expires_at = SubmissionStatus.QUEUED, None, None
+        sub.progress = None
         session.add(
             SubmissionEvent(submission_id=sub.id, kind=EventKind.REQUEUED, worker=worker, detail=why[:2000])
         )

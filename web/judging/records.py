@@ -97,6 +97,10 @@ class StoredCase(Record):
     line: int | None = None
     # The problem whose solution the code needs first (a part it imports that is not solved).
     missing_problem: str | None = None
+    # A failing public case's inputs and first differing positions (judge.core.report); the judge
+    # never writes them on a hidden case, and a learner's view shows them on public cases only.
+    inputs: list[dict[str, Any]] | None = None
+    compared: list[dict[str, Any]] | None = None
 
 
 class StoredPart(Record):
@@ -129,6 +133,18 @@ class StoredReport(Record):
     @classmethod
     def _upgrade(cls, raw: Any) -> Any:
         return _report_v1_to_v2(raw) if isinstance(raw, dict) and "version" not in raw else raw
+
+    @property
+    def blocked_by(self) -> str | None:
+        """The one problem whose missing part failed every case at load (a CE), else None."""
+        missing = {c.missing_problem for c in self.cases}
+        if (
+            self.verdict != Verdict.CE
+            or len(missing) != 1
+            or not all(c.verdict == Verdict.CE for c in self.cases)
+        ):
+            return None
+        return missing.pop()
 
 
 class StoredCall(Record):

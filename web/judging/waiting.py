@@ -100,18 +100,28 @@ class HasStatus(Protocol):
 S = TypeVar("S", bound=HasStatus)
 
 
+def _status(view: HasStatus) -> object:
+    return view.status
+
+
 async def changed_view(
-    board: CompletionBoard, submission_id: int, first: S, read_now: Callable[[], S], wait_s: float
+    board: CompletionBoard,
+    submission_id: int,
+    first: S,
+    read_now: Callable[[], S],
+    wait_s: float,
+    state: Callable[[S], object] = _status,
 ) -> S:
-    """The first read (in a thread, `read_now`) whose status is not `first`'s, or the last read
-    when `wait_s` has passed: each read is the whole answer, so the one that sees the change is
-    the one sent back (a submission's, or a scratch run's)."""
+    """The first read (in a thread, `read_now`) whose `state` (its status unless given: a
+    submission's progress and place in the queue too) is not `first`'s, or the last read when
+    `wait_s` has passed: each read is the whole answer, so the one that sees the change is the
+    one sent back (a submission's, or a scratch run's)."""
     latest = first
 
     async def changed() -> bool:
         nonlocal latest
         latest = await run_in_threadpool(read_now)
-        return latest.status != first.status
+        return state(latest) != state(first)
 
     await board.wait_until(submission_id, changed, wait_s)
     return latest

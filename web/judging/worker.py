@@ -121,7 +121,9 @@ class Worker:
         self.metrics = metrics
         self.bell = bell or Doorbell(1)
         self.notices = notices
-        self.judging = Judging(context, factory, settings.scratch_replays, settings.scratch_replay_window_s)
+        self.judging = Judging(
+            context, factory, settings.scratch_replays, settings.scratch_replay_window_s, notices
+        )
         self._versions = VersionIds()
 
     def run_forever(self, stop: threading.Event) -> None:

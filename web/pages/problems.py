@@ -11,13 +11,15 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge.authoring.package import Problem
-from web.course.service import ChapterProgress, course_links, course_map
+from web.course.service import ChapterProgress, CourseLinks, CourseStep, course_links, course_map
 from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep
 from web.pages.common import PageUserDep, page_reader
+from web.pages.starters import in_language
+from web.pages.tags import tag_names
 from web.pages.templating import page_language, render
 from web.platform import Platform
 from web.problems import service as problems
-from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary
+from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary, Title
 from web.scores import service as scores
 from web.submissions.parts import PartStatus, part_statuses
 
@@ -119,6 +121,9 @@ def problem_list(
         "score": sum(p.best_score or 0 for p in listed),
         "max_score": sum(p.max_score for p in listed),
     }
+    lang = page_language(request, user)
+    for group in groups:  # tags in the reader's language (web.pages.tags)
+        group.shown[:] = [p.model_copy(update={"tags": tag_names(p.tags, lang)}) for p in group.shown]
     return render(
         request,
         "problems.html",
@@ -149,16 +154,20 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
     # 404 (as a page) for an unknown id.
     problem = problems.get_problem(db, platform.statements, problem_id, user)
     lang = page_language(request, user)
+    problem = problem.model_copy(update={"tags": tag_names(problem.tags, lang)})
     source = problem.statement.en_markdown if lang == "en" and problem.statement.en_markdown else None
     statement_html = platform.statements.for_page(source or problem.statement.zh_markdown)
     course = course_links(db, user, problem.id)
+    parts = page_parts(platform.problems, db, user.id if user else None, problem.id)
+    course = with_every_part(course, parts, user is not None, platform.problems)
     next_title = course.next and (course.next.title.zh if lang == "zh" else course.next.title.en)
     data = {
         # After an accepted submit, course.js offers the next problem of the course.
         "course": {"next": {"id": course.next.id, "title": next_title} if course.next else None},
         "problem": {
             "id": problem.id,
-            "starter": problem.starter,
+            # Its comments in the reader's language, wrapped to the editor (web.pages.starters).
+            "starter": in_language(problem.starter, lang),
             "public_cases": problem.public_cases,
             "max_score": problem.max_score,
             "version": problem.version,
@@ -174,16 +183,48 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         problem=problem,
         statement_html=statement_html,
         statement_fallback=lang == "en" and source is None,
-        parts=page_parts(platform.problems, db, user.id if user else None, problem.id),
+        parts=parts,
         course=course,
         model_problem=capstone_id(platform.problems),
         page_data=data,
     )
 
 
+def with_every_part(
+    course: CourseLinks, parts: list[PartStatus], signed_in: bool, offered: dict[str, Problem]
+) -> CourseLinks:
+    """The "Solve first" list as one list with the parts panel: every part the problem's code may
+    import (parts of parts included) is a problem to solve first, beside the course's own
+    prerequisites; in course order, as web.problems.sync orders the prerequisites."""
+    listed = {step.id for step in course.prerequisites}
+    added = [
+        CourseStep(
+            id=part.problem,
+            title=Title(zh=part.title_zh, en=part.title_en),
+            solved=part.solved if signed_in else None,
+        )
+        for part in parts
+        if part.problem not in listed
+    ]
+    if not added:
+        return course
+
+    def place(step: CourseStep) -> tuple[int, str]:
+        problem = offered.get(step.id)
+        return (problem.chapter.position if problem is not None else 1 << 30, step.id)
+
+    steps = sorted([*course.prerequisites, *added], key=place)
+    return course.model_copy(update={"prerequisites": steps})
+
+
 @router.get("/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(request: Request, principal: PageUserDep, db: DbDep) -> HTMLResponse:
-    return render(request, "leaderboard.html", principal, rows=scores.leaderboard(db, 200))
+    return render(
+        request,
+        "leaderboard.html",
+        principal,
+        rows=scores.leaderboard(db, 200, principal.user if principal else None),
+    )
 
 
 @router.get("/highlight.css")

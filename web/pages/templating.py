@@ -102,12 +102,15 @@ def assets() -> Assets:
 
 
 def page_language(request: Request, user: User | None) -> Language:
-    """The account's language, else the visitor's cookie, else Chinese."""
+    """This browser's choice (its cookie, set by the switch), else the account's language (the
+    last one chosen on any device: a browser that never chose follows it), else Chinese. A choice
+    made on one device so never flips another device's open pages."""
+    chosen = as_language(request.cookies.get(LANGUAGE_COOKIE))
+    if chosen is not None:
+        return chosen
     if user is not None:
-        chosen = as_language(user.language)
-        if chosen is not None:
-            return chosen
-    return as_language(request.cookies.get(LANGUAGE_COOKIE)) or DEFAULT_LANGUAGE
+        return as_language(user.language) or DEFAULT_LANGUAGE
+    return DEFAULT_LANGUAGE
 
 
 def translations(request: Request, lang: Language) -> NullTranslations:

@@ -164,7 +164,8 @@ def current_titles(db: Session) -> dict[str, tuple[str, str]]:
 
 
 def attempted_problems(db: Session, user_id: int) -> set[str]:
-    mine = (Submission.user_id == user_id, Submission.mode != Mode.SCRATCH)  # a scratch run is no attempt
+    # A scratch run is no attempt, nor code that could not run for a part not solved yet.
+    mine = (Submission.user_id == user_id, Submission.mode != Mode.SCRATCH, Submission.blocked_by.is_(None))
     return set(db.scalars(select(Submission.problem_id).where(*mine).distinct()))
 
 
@@ -249,6 +250,7 @@ _ATTEMPTED = select(
         Submission.user_id == bindparam("user_id"),
         Submission.problem_id == bindparam("problem_id"),
         Submission.mode != Mode.SCRATCH,
+        Submission.blocked_by.is_(None),
     )
 )
 

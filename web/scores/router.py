@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from web.deps import DbDep, UserDep
+from web.deps import DbDep, OptionalUserDep, UserDep
 from web.scores import service
 from web.scores.service import LeaderboardRow, MyScore
 
@@ -19,5 +19,9 @@ def my_scores(user: UserDep, db: DbDep) -> list[MyScore]:
 
 
 @router.get("/leaderboard", response_model=list[LeaderboardRow])
-def leaderboard(db: DbDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[LeaderboardRow]:
-    return service.leaderboard(db, limit)
+def leaderboard(
+    db: DbDep, reader: OptionalUserDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> list[LeaderboardRow]:
+    """Learners who chose to be listed, under the name they chose (settings); `you` marks the
+    reader's own row."""
+    return service.leaderboard(db, limit, reader)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel
-from sqlalchemy import Integer, case, cast, func, literal, select
+from sqlalchemy import Integer, case, cast, delete, exists, func, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -28,7 +28,10 @@ class MyScore(BaseModel):
 
 class LeaderboardRow(BaseModel):
     rank: int
-    username: str
+    # The learner's display name, else their username (they choose it in their settings; an
+    # account that chose to stay off the board is not listed at all).
+    name: str
+    you: bool = False  # the reader's own row
     score: int
     solved: int
     last_improved_at: datetime | None
@@ -42,13 +45,23 @@ _COUNTED_MAX = case((_KEPT, Submission.kept_max_score), else_=Submission.max_sco
 _COUNTED_VERSION = case((_KEPT, Submission.kept_version), else_=ProblemVersion.package_version)
 
 
-def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
+def refresh_score(session: Session, user_id: int, problem_id: str) -> Score | None:
     """Best score over the user's judged `submit`s, in the caller's transaction.
 
     Recomputed rather than incremented, so a result written twice could never count twice. A
     rejudge that judges a submission lower keeps its earlier result (`kept_score`), which still
-    counts here: a rejudge never silently lowers a best.
+    counts here: a rejudge never silently lowers a best. A submission stopped by a part its
+    author has not solved (`blocked_by`) is no attempt: with only such ones, there is no row.
     """
+    counted = (
+        Submission.user_id == user_id,
+        Submission.problem_id == problem_id,
+        Submission.mode == Mode.SUBMIT,
+        Submission.blocked_by.is_(None),
+    )
+    if session.scalar(select(exists().where(*counted))) is False:
+        session.execute(delete(Score).where(Score.user_id == user_id, Score.problem_id == problem_id))
+        return None
     # Two workers may finish the same user's submissions at once: create the row without a
     # race (INSERT ... ON CONFLICT DO NOTHING), then lock it, so the second waits for the first.
     dialect = session.get_bind().dialect.name
@@ -63,9 +76,7 @@ def refresh_score(session: Session, user_id: int, problem_id: str) -> Score:
     assert score is not None
     # Read after the lock: a concurrent result is committed by now and counts.
     judged = (
-        Submission.user_id == user_id,
-        Submission.problem_id == problem_id,
-        Submission.mode == Mode.SUBMIT,
+        *counted,
         # Judged at least once: a submission waiting for a rejudge keeps its last score.
         Submission.score.is_not(None),
     )
@@ -110,21 +121,22 @@ def my_scores(db: Session, user: User) -> list[MyScore]:
     ]
 
 
-def leaderboard(db: Session, limit: int) -> list[LeaderboardRow]:
+def leaderboard(db: Session, limit: int, reader: User | None = None) -> list[LeaderboardRow]:
     offered = select(ProblemVersion.problem_id).where(ProblemVersion.current.is_(True))
     total = func.sum(Score.best_score).label("total")
     solved = func.sum(cast(Score.solved, Integer)).label("solved")
     last = func.max(Score.improved_at).label("last")
+    name = func.coalesce(User.display_name, User.username).label("name")
     rows = db.execute(
-        select(User.username, total, solved, last)
+        select(User.id, name, total, solved, last)
         .join(Score, Score.user_id == User.id)
-        .where(Score.problem_id.in_(offered), Score.best_score > 0)
-        .group_by(User.id, User.username)
+        .where(Score.problem_id.in_(offered), Score.best_score > 0, User.on_leaderboard.is_(True))
+        .group_by(User.id, User.username, User.display_name)
         .order_by(total.desc(), solved.desc(), last.asc(), User.username)
         .limit(limit)
     ).all()
     out: list[LeaderboardRow] = []
-    for i, (username, score, n_solved, last_at) in enumerate(rows):
+    for i, (user_id, shown, score, n_solved, last_at) in enumerate(rows):
         key = (score, n_solved, last_at)
         prev = out[-1] if out else None
         same = prev is not None and (prev.score, prev.solved, prev.last_improved_at) == key
@@ -132,7 +144,8 @@ def leaderboard(db: Session, limit: int) -> list[LeaderboardRow]:
         out.append(
             LeaderboardRow(
                 rank=rank,
-                username=username,
+                name=shown,
+                you=reader is not None and reader.id == user_id,
                 score=int(score or 0),
                 solved=int(n_solved or 0),
                 last_improved_at=last_at,

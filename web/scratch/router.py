@@ -16,6 +16,7 @@ from web.deps import (
     DbText,
     IdPath,
     NoticesDep,
+    ProblemsDep,
     SettingsDep,
     UserDep,
     client_address,
@@ -23,7 +24,7 @@ from web.deps import (
 )
 from web.judging.waiting import MAX_WAIT_S, changed_view
 from web.scratch import service
-from web.scratch.service import ScratchView
+from web.scratch.service import ScratchExamples, ScratchView
 from web.submissions.models import SubmissionStatus
 from web.submissions.router import Accepted  # the same 202 answer as a Run or Submit
 
@@ -44,6 +45,13 @@ def create_scratch(
     address = client_address(request)
     sub = service.start(db, settings, notices, user, body.problem_id, body.code, body.snippet, address)
     return Accepted(id=sub.id, status=sub.status)
+
+
+@router.get("/examples/{problem_id}", response_model=ScratchExamples)
+def get_examples(problem_id: DbText, problems: ProblemsDep) -> ScratchExamples:
+    """The snippet the scratch cell opens with and the public cases' calls (the author's, from
+    the package); public like the problem's statement, so no account is asked for."""
+    return service.examples(problems, problem_id)
 
 
 @router.get("/{scratch_id}", response_model=ScratchView)

@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from judge.authoring.package import Problem
+from judge.core.grading import runner_message
 from judge.core.runner.scratch import MAX_SNIPPET
 from web.auth import ratelimit
 from web.auth.models import User
@@ -53,6 +55,43 @@ class ScratchResult(BaseModel):
     note: str | None = None
     time_ms: float = 0.0
     elapsed_ms: float = 0.0
+
+
+class CaseSnippet(BaseModel):
+    """A public case's call, as the author wrote it for "use public case" (problem.toml's
+    `[scratch.cases]`); `number` is its place among the public cases, from 1."""
+
+    case: str
+    number: int
+    snippet: str
+
+
+class ScratchExamples(BaseModel):
+    """What the scratch cell opens with: the package's example (null: the package has none, and
+    the cell writes a generic one) and the public cases' calls that "use public case" fills in."""
+
+    problem_id: str
+    example: str | None = None
+    cases: list[CaseSnippet] = []
+
+
+def examples(problems: dict[str, Problem], problem_id: str) -> ScratchExamples:
+    """The author's snippets of an offered problem. Only public cases' calls, whatever
+    problem.toml says (`judge validate` refuses a hidden one, and this holds without it): a
+    hidden case's inputs never reach a learner."""
+    problem = problems.get(problem_id)
+    if problem is None:
+        raise not_found("problem", problem_id)
+    spec = problem.spec.scratch
+    if spec is None:
+        return ScratchExamples(problem_id=problem_id)
+    public = [c.name for c in problem.select_cases("public")]
+    cases = [
+        CaseSnippet(case=name, number=i, snippet=spec.cases[name])
+        for i, name in enumerate(public, start=1)
+        if name in spec.cases
+    ]
+    return ScratchExamples(problem_id=problem_id, example=spec.example, cases=cases)
 
 
 class ScratchView(BaseModel):
@@ -143,7 +182,9 @@ def localized(stored: StoredScratch, lang: str) -> ScratchResult:
     return ScratchResult(
         status=stored.status,
         verdict=stored.verdict.value,
-        message=_words(stored.text, lang) or stored.message,
+        # A traceback is Python's words and the learner's code, the same in both languages; the
+        # line the runner puts above it ("your code only") is ours, in the reader's language.
+        message=_words(stored.text, lang) or runner_message(stored.message).get(lang),
         line=stored.line,
         log=stored.log,
         value=stored.value,

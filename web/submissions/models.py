@@ -90,6 +90,13 @@ class Submission(Base):
     kept_score: Mapped[int | None] = mapped_column(default=None)
     kept_max_score: Mapped[int | None] = mapped_column(default=None)
     kept_version: Mapped[int | None] = mapped_column(default=None)
+    # How far the worker judging it has come (migration 0011): {"done", "total", "stage"}, with
+    # stage "public" (the public cases' job runs) or "hidden" (it is done: the hidden cases run).
+    # None while queued and once judged.
+    progress: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # The problem whose part the code lacked, when that stopped it before any case ran (migration
+    # 0013): no attempt, no score (web.problems.service, web.scores.service).
+    blocked_by: Mapped[str | None] = mapped_column(String(16), default=None)
     # A scratch run's snippet (None for runs and submits).
     snippet: Mapped[str | None] = mapped_column(Text, default=None)
 

@@ -95,4 +95,9 @@ async def get_submission(
     # whole answer, so the one that sees the change is the one sent back.
     await run_in_threadpool(db.rollback)
     read_now = partial(service.read_submission_now, db, submission_id, user, lang)
-    return await changed_view(board, submission_id, first, read_now, wait)
+    return await changed_view(board, submission_id, first, read_now, wait, _waiting_state)
+
+
+def _waiting_state(view: SubmissionDetail) -> object:
+    """What a waiting reader is told changed: the status, the progress, the place in the queue."""
+    return (view.status, view.progress, view.ahead)

@@ -10,12 +10,12 @@ from web.auth import ratelimit
 from web.auth.models import User
 from web.errors import N_, ApiError, ensure_code_fits, not_found
 from web.judging.notices import announce_queued
-from web.judging.queue import unfinished_jobs
+from web.judging.queue import queued_ahead, unfinished_jobs
 from web.notify import Notices
 from web.problems.models import ProblemVersion
 from web.problems.sync import current_version
 from web.settings import WebSettings
-from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent
+from web.submissions.models import EventKind, Mode, Submission, SubmissionEvent, SubmissionStatus
 from web.submissions.views import SubmissionDetail, SubmissionSummary, detail, summary
 
 # The Retry-After of a refusal for too many unfinished jobs: a hint only (the cap frees as soon
@@ -102,7 +102,10 @@ def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh
     sub: Submission = found[0]
     version: str | None = found[1]
     owner = db.get(User, sub.user_id)  # the reader themself: no query (the identity map has them)
-    return detail(sub, owner.username if owner else "?", version, user.is_admin, lang)
+    shown = detail(sub, owner.username if owner else "?", version, user.is_admin, lang)
+    if sub.status == SubmissionStatus.QUEUED:
+        shown.ahead = queued_ahead(db, sub.id)
+    return shown
 
 
 def read_submission_now(db: Session, submission_id: int, user: User, lang: str = "zh") -> SubmissionDetail:

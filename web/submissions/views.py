@@ -44,6 +44,10 @@ class CaseOut(BaseModel):
     line: int | None = None
     # The problem to solve first: the code imports its part, which the learner has not solved.
     missing_problem: str | None = None
+    # A failing public case only: what it drew ({name, shape, dtype, values when small}) and,
+    # per failing observation, {path, expected, got, positions: [{index, expected, got}]}.
+    inputs: list[dict[str, Any]] | None = None
+    compared: list[dict[str, Any]] | None = None
 
 
 class PartOut(BaseModel):
@@ -89,6 +93,10 @@ class SubmissionDetail(SubmissionSummary):
     log: str | None
     warnings: list[str]
     parts: list[PartOut] = []
+    # While it runs: how far the judgement has come ({"done", "total", "stage"}; web.judging.queue).
+    progress: dict[str, Any] | None = None
+    # While it waits: how many jobs queued before it still wait.
+    ahead: int | None = None
     unreadable: bool = Field(
         False, description="the judge's stored report cannot be read: verdict and score only (a bug)"
     )
@@ -148,6 +156,9 @@ def _case_out(case: StoredCase, shown: bool, lang: str) -> CaseOut:
         error_map=case.error_map if shown else None,
         line=case.line if shown else None,
         missing_problem=case.missing_problem if shown else None,
+        # Public cases only, whoever reads (an admin too: the judge never records a hidden one's).
+        inputs=case.inputs if case.public else None,
+        compared=case.compared if case.public else None,
     )
 
 
@@ -189,6 +200,7 @@ def detail(
         log=report.log if report is not None and (full or public_log) else None,
         warnings=[w.get(lang) for w in report.warnings] if report else [],
         parts=[PartOut(**p.model_dump()) for p in report.parts] if report else [],
+        progress=sub.progress if sub.status == SubmissionStatus.RUNNING else None,
     )
 
 

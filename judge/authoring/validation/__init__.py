@@ -12,5 +12,6 @@ order and the points where validation stops are read in one place, `validate_pac
 - `facts`: that no case computes a fact in the learner's process (read statically);
 - `runs`: what the author's solutions do when run (runner, reference, determinism,
   properties, starter, accepted and wrong solutions);
+- `scratch`: the scratch cell's snippets (problem.toml's `[scratch]`) run after the reference;
 - `mutants`: whether the cases kill the reference's mutants, with feedback.
 """

@@ -75,6 +75,9 @@ class RunnerJob:
     # snippet after the solution instead of cases; {"role": "reference", "calls", "blob"}
     # replays recorded calls on the reference. None for a judgement.
     scratch: dict[str, Any] | None = None
+    # The public cases' job of a judgement: the runner records what each case drew from its Rng
+    # (judge.core.runner.inputs) for the learner to read. Never set for a job with hidden cases.
+    record_inputs: bool = False
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8")

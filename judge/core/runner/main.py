@@ -15,6 +15,7 @@ module it uses), so a failure after that frame is the learner's.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import time
@@ -195,7 +196,15 @@ def _run(out: BinaryIO) -> int:
             continue
         for name in job.case_names:
             c = by_name[name]
-            outcome, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
+            if job.record_inputs:  # the public cases' job: what each case drew is shown
+                from judge.core.runner.inputs import InputLog, RecordingRng
+
+                drawn = InputLog(job.cases_source.splitlines())
+                recording = functools.partial(RecordingRng, log=drawn)
+                outcome, tensors = _run_case(c.fn, c.seed, impl, recording, guards, files)
+                outcome = replace(outcome, inputs=tuple(drawn.draws))
+            else:
+                outcome, tensors = _run_case(c.fn, c.seed, impl, Rng, guards, files)
             emit_case(CaseFrame(index, name, outcome), tensors)
     emit(Done())
     out.flush()

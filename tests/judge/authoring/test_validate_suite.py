@@ -126,6 +126,13 @@ SUITE = [
         "line 57: `bool(...)`: `bool(torch.equal(impl.f(x), 2 * x))` (case flag)",
     ),
     Bad(
+        "scratch_example_that_raises",
+        # The scratch cell would open on a snippet that fails on the reference itself.
+        {"extra_toml": "[scratch]\nexample = '''\ny = f(torch.ones(2, 3))\ny @ y\n'''\n"},
+        "scratch",
+        "[scratch] example: raises (line 2):",
+    ),
+    Bad(
         "stale_equivalent_declaration",
         {"extra_toml": _equivalent("9:9:drop-guard")},
         "mutants",
@@ -171,4 +178,5 @@ def test_the_suite_covers_every_gate() -> None:
         "wrong",
         "mutants",
         "facts",
+        "scratch",
     }

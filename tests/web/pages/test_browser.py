@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.paths import REPO_ROOT
 from tests.web.factories import PASSWORD, read_204, running_server, unique_name
+from web.pages.starters import in_language
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -158,7 +159,7 @@ def test_new_learner_solves_204(page: Page, site: Site) -> None:
     ready(page)
     # The statement's math is laid out by KaTeX, and the editor opens on the starter.
     expect(page.locator(".statement .katex").first).to_be_visible()
-    assert editor_text(page) == read_204("starter.py")
+    assert editor_text(page) == in_language(read_204("starter.py"), "zh")
 
     set_code(page, CORRECT)
     page.keyboard.press("Control+Enter")  # Run, from inside the editor
@@ -341,11 +342,11 @@ def test_draft_survives_reload_and_another_browser(page: Page, browser: Browser,
     assert editor_text(page) == draft
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="恢复初始代码").click()
-    assert editor_text(page) == read_204("starter.py")
+    assert editor_text(page) == in_language(read_204("starter.py"), "zh")
     wait_saved(page)
     page.reload()
     ready(page)
-    assert editor_text(page) == read_204("starter.py")
+    assert editor_text(page) == in_language(read_204("starter.py"), "zh")
 
 
 def test_expired_session_keeps_the_code(page: Page) -> None:

@@ -3,15 +3,23 @@ snippet, runs it, and sees what it printed, the tensor it returned, and the refe
 to the same call beside theirs (the same with a wrong solution: "differs", with the largest
 difference); in Chinese, then in English, on a desktop and on a phone. Screenshots:
 scratch-zh.png, scratch-mismatch-zh.png, scratch-phone-zh.png, scratch-en.png, scratch-phone-en.png.
+
+Then each problem's own snippet (issue 31, item 1): on 205 and 206 the cell opens on the
+package's example, which runs with the reference's code as the learner's and agrees with the
+reference, and "use a public case" fills in that case's call, which runs too; at 1366x900, 768
+and 390 px, in both languages (one run per size and language, two on the desktop). Screenshots:
+scratch-example-*.png and scratch-case-*.png, each with a -filled.png of the cell before the run.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.paths import REPO_ROOT
 from tests.web.factories import unique_name
 from tests.web.pages.test_browser import (
     CORRECT,
@@ -54,8 +62,8 @@ def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, s
     assert page.locator(".cm-editor").count() == 1  # the scratch editor comes with its tab
     type_into(page, "#editor", CORRECT)
     page.get_by_role("tab", name="试运行").click()
-    # Prefilled from the starter: a tensor and the first entry point.
-    expect(page.locator("#scratch-editor .cm-content")).to_contain_text("RMSNorm(8)")
+    # Prefilled with 204's own example (problem.toml's [scratch]).
+    expect(page.locator("#scratch-editor .cm-content")).to_contain_text("RMSNorm(32)")
     run_snippet(page, "试运行", "运行这段")
     output = page.get_by_test_id("scratch-output")
     expect(output.get_by_test_id("scratch-match")).to_have_text("与参考答案一致", timeout=JUDGED_S)
@@ -101,3 +109,80 @@ def fits_a_phone(page: Page, site: Site, shot: str) -> None:
     overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
     page.screenshot(path=site.shots / shot)
+
+
+SIZES = {"desktop": (1366, 900), "tablet": (768, 1024), "phone": (390, 844)}
+FOLDERS = {"205": "205-rope", "206": "206-swiglu"}
+# (size, language, problem, what is run: the example, or the public case of that number)
+TRIES = [
+    ("desktop", "zh", "205", "example"),
+    ("desktop", "zh", "205", 3),
+    ("desktop", "en", "206", "example"),
+    ("tablet", "zh", "206", 2),
+    ("tablet", "en", "205", "example"),
+    ("phone", "zh", "205", 2),
+    ("phone", "en", "206", "example"),
+]
+CASE_LABEL = {"zh": "公开用例 {n}：{name}", "en": "Public case {n}: {name}"}
+TAB = {"zh": "试运行", "en": "Try your input"}
+RUN = {"zh": "运行这段", "en": "Run this"}
+MATCH = {"zh": "与参考答案一致", "en": "Same as the reference"}
+
+
+def reference(problem: str) -> str:
+    return (REPO_ROOT / "problems" / FOLDERS[problem] / "reference.py").read_text()
+
+
+def in_language(page: Page, lang: str) -> None:
+    if (page.locator("html").get_attribute("lang") or "").startswith(lang):
+        return
+    before = page.evaluate("() => document.documentElement.lang")
+    page.get_by_test_id("language-switch").click()
+    page.wait_for_function(f"() => document.documentElement.lang !== {json.dumps(before)}")
+    ready(page)
+
+
+def narrow_view(page: Page, view: str) -> None:
+    """On a narrow screen the page shows one of Statement | Code | Results at a time."""
+    tabs = page.locator("[data-narrow-tabs]")
+    if tabs.count() and tabs.is_visible():
+        page.locator(f"#view-{view}").click()
+
+
+def test_each_problems_own_snippet_and_its_public_cases_run(page: Page, site: Site) -> None:
+    register_via_ui(page, unique_name("snippets"))
+    for size, lang, problem, what in TRIES:
+        width, height = SIZES[size]
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"/problems/{problem}")
+        ready(page)
+        in_language(page, lang)
+        examples = page.request.get(f"/api/scratch/examples/{problem}").json()
+        narrow_view(page, "code")
+        type_into(page, "#editor", reference(problem))
+        narrow_view(page, "results")
+        page.get_by_role("tab", name=TAB[lang]).click()
+        snippet = page.locator("#scratch-editor .cm-content")
+        # The package's own example, not one template for every problem.
+        first_line = examples["example"].strip().splitlines()[0]
+        expect(snippet).to_contain_text(first_line)
+        menu = page.get_by_test_id("scratch-case")
+        expect(menu).to_be_visible()
+        shot = f"scratch-example-{problem}-{size}-{lang}.png"
+        if what != "example":
+            chosen = next(c for c in examples["cases"] if c["number"] == what)
+            menu.select_option(label=CASE_LABEL[lang].format(n=what, name=chosen["case"]))
+            for line in chosen["snippet"].strip().splitlines()[-2:]:
+                expect(snippet).to_contain_text(line.strip())
+            shot = f"scratch-case-{problem}-{what}-{size}-{lang}.png"
+        # What the learner starts from: the menu and the snippet, before the run.
+        page.locator(".scratch-toolbar").scroll_into_view_if_needed()
+        page.screenshot(path=site.shots / shot.replace(".png", "-filled.png"))
+        page.get_by_role("button", name=RUN[lang]).click()
+        output = page.get_by_test_id("scratch-output")
+        expect(output.get_by_test_id("scratch-match").first).to_have_text(MATCH[lang], timeout=JUDGED_S)
+        expect(output.get_by_test_id("scratch-failure")).to_have_count(0)
+        expect(output.get_by_test_id("scratch-mismatch")).to_have_count(0)
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{size}: the page is {overflow}px wider than the screen"
+        page.screenshot(path=site.shots / shot)

@@ -27,13 +27,14 @@ from tests.web.pages.test_browser import (
     serving_site,
     set_code,
 )
+from web.pages.starters import in_language
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 DESKTOP: ViewportSize = {"width": 1366, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 CORRECT = read_204("solutions/accepted/div_sqrt_sum.py")
-STARTER = read_204("starter.py")
+STARTER = in_language(read_204("starter.py"), "zh")  # the Chinese page's starter (issue 31)
 LIMIT_S = Problem(PKG_204).spec.limits.time_s
 # 204's accepted RMSNorm, stuck in its forward pass: the run is stopped at the time limit.
 SLEEPER = CORRECT.replace(

@@ -21,6 +21,7 @@ from tests.web.factories import (
     wait_done,
 )
 from tests.web.test_access_control import make_admin
+from web.pages.starters import in_language
 from web.pages.templating import CONTENT_SECURITY_POLICY
 
 
@@ -62,7 +63,11 @@ def test_list_and_statement_are_public(app_client: TestClient) -> None:
     assert '<span class="math inline">' in problem.text or '<div class="math block">' in problem.text
     data = page_data(problem.text)
     assert data["loggedIn"] is False
-    assert data["problem"]["starter"] == read_204("starter.py")
+    # The starter in the reader's language (issue 31): the same code, one language of comments.
+    assert data["problem"]["starter"] == in_language(read_204("starter.py"), "zh")
+    english_data = page_data(english(app_client).get("/problems/204").text)
+    assert english_data["problem"]["starter"] == in_language(read_204("starter.py"), "en")
+    assert not re.search(r"[\u4e00-\u9fff]", english_data["problem"]["starter"])
     assert "running and submitting need an account" in english(app_client).get("/problems/204").text
 
 

@@ -3,10 +3,13 @@ import "./app.css";
 import "./course.css";
 import "./solutions.css";
 import "./scratch.css";
+import "./compared.css"; // a failing case's inputs and expected vs got (results.js)
+import "./layout.css"; // after app.css: it refines the workspace
 import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
 import { initCourse } from "./course.js";
 import { initKit } from "./kit.js";
+import { initLayout } from "./layout.js";
 import { pageData } from "./dom.js";
 import { guardLogout } from "./drafts.js";
 import { formatTime } from "./time.js";
@@ -51,6 +54,7 @@ async function start() {
   else if (page === "submission") await initSubmission(data);
   else if (page === "settings") initSettings();
   else if (page === "admin") initAdmin();
+  initLayout(data); // last: splitters and narrow views around what the parts above drew
   document.body.dataset.ready = "true"; // the browser tests wait for this
 }
 

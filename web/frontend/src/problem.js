@@ -3,12 +3,15 @@
 import { api, explain } from "./api.js";
 import { h } from "./dom.js";
 import { createEditor } from "./editor.js";
-import { t } from "./i18n.js";
+import { siteLanguage, t } from "./i18n.js";
 import { formatTime } from "./time.js";
 import { readDraft, takeGuestDraft, writeDraft } from "./drafts.js";
-import { badge, errorLine, follow, renderResults, statusText, verdictLabel } from "./results.js";
+import { badge, errorLine, follow, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
 
 const SAVE_DELAY_MS = 800;
+// The submission the results dock shows, kept across the language switch (a form that reloads
+// the page): the page it returns to shows it again, read in the new language.
+const SHOWN_KEY = "llm-judge:shown-result";
 const TICK_MS = 100;
 const PHONE = "(max-width: 960px)"; // one column: the results dock sits under the editor
 
@@ -105,6 +108,10 @@ export async function initProblem(data) {
     runButton.disabled = submitButton.disabled = true;
     editor.clearMark();
     results.replaceChildren();
+    shown = null;
+    // Lines about the previous judgement (its time beside the reference's) go now, not when
+    // this one is done.
+    document.dispatchEvent(new CustomEvent("judge:start", { detail: { mode } }));
     showDock();
     const clock = elapsedClock();
     setStatus(h("span", { class: "badge pending" }, t("Sending…")), " ", clock.el);
@@ -117,7 +124,7 @@ export async function initProblem(data) {
       const sub = await follow(api, accepted.id, (s) => {
         if (s.status !== "done") {
           setStatus(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
-            " ", mode === "run" ? t("Running the public cases…") : t("Judging every case…"), " ", clock.el);
+            " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, mode)), " ", clock.el);
         }
       });
       clock.stop();
@@ -126,6 +133,7 @@ export async function initProblem(data) {
         h("a", { href: `/submissions/${sub.id}` }, t("Submission {id}", { id: sub.id }))
       );
       renderResults(results, sub, { onGoToLine: (n) => (editor.markLine(n), editor.focus()) });
+      shown = { id: sub.id, judged: true };
       showDock();
       updateProgress(sub);
       const line = errorLine(sub);
@@ -140,6 +148,49 @@ export async function initProblem(data) {
       clock.stop();
       busy = false;
       runButton.disabled = submitButton.disabled = false;
+    }
+  }
+
+  // The result on screen survives the language switch: remembered as the switch's form is sent,
+  // read again (in the new language) when the page comes back.
+  let shown = null;
+  document.addEventListener("submit", (event) => {
+    if (!(event.target instanceof HTMLFormElement) || !event.target.matches('form[action="/lang"]')) return;
+    try {
+      if (shown) sessionStorage.setItem(SHOWN_KEY, JSON.stringify({ problem: problem.id, ...shown }));
+    } catch (_err) {
+      // Storage disabled: the switch still works; the dock opens empty.
+    }
+  });
+  restoreShown();
+
+  async function restoreShown() {
+    let kept = null;
+    try {
+      kept = JSON.parse(sessionStorage.getItem(SHOWN_KEY) || "null");
+      sessionStorage.removeItem(SHOWN_KEY);
+    } catch (_err) {
+      return;
+    }
+    if (!kept || kept.problem !== problem.id || !Number.isInteger(kept.id) || !data.loggedIn) return;
+    if (!kept.judged) {
+      openSubmission(kept.id);
+      return;
+    }
+    try {
+      const sub = await api("GET", `/api/submissions/${kept.id}?lang=${siteLanguage()}`);
+      if (sub.status !== "done" || busy) return;
+      shown = kept;
+      setStatus(
+        badge(sub.verdict), " ", verdictLabel(sub.verdict), " · ",
+        h("a", { href: `/submissions/${sub.id}` }, t("Submission {id}", { id: sub.id }))
+      );
+      renderResults(results, sub, { onGoToLine: (n) => (editor.markLine(n), editor.focus()) });
+      showDock();
+      const line = errorLine(sub);
+      if (line) editor.markLine(line);
+    } catch (_err) {
+      // Gone or not readable any more: nothing to show again.
     }
   }
 
@@ -217,7 +268,8 @@ export async function initProblem(data) {
 
   async function openSubmission(id) {
     try {
-      const sub = await api("GET", `/api/submissions/${id}`);
+      const sub = await api("GET", `/api/submissions/${id}?lang=${siteLanguage()}`);
+      shown = { id, judged: false };
       setStatus(
         t("Submission {id}", { id }), " · ",
         h("button", {
@@ -273,6 +325,10 @@ function elapsedClock() {
 
 // The header's status badge and best score follow each judgement without a reload.
 function updateProgress(sub) {
+  // Code that could not load for a part not solved yet was not an attempt at this problem.
+  const partMissing = sub.verdict === "CE" && (sub.parts || []).some((p) => p.origin === "missing")
+    && (sub.cases || []).some((c) => c.missing_problem);
+  if (partMissing) return;
   const best = document.querySelector("[data-testid=problem-best]");
   if (best && sub.mode === "submit" && sub.score !== null && !(Number(best.textContent) >= sub.score)) {
     best.textContent = String(sub.score);

@@ -79,10 +79,80 @@ function errorMap(m) {
       h("span", { class: "swatch error-map-inf" }), " inf"));
 }
 
-function caseDetail(c) {
+// A recorded input's values, when the judge kept them (a small draw): "[0.12, -1.3, …]".
+function inputValues(input) {
+  if (!input.values) return h("span", { class: "muted" }, t("(too large to show)"));
+  return h("code", { class: "input-values" }, `[${input.values.join(", ")}]`);
+}
+
+// What a failing public case fed the code (what it drew at random, named as the case's source
+// names it) and expected against got at the first differing positions. The judge sends both for
+// public cases only; a hidden case never carries them.
+function whatWasCompared(c) {
+  const out = [];
+  if ((c.inputs || []).length) {
+    out.push(h("div", { class: "compared-block", "data-testid": "case-inputs" },
+      h("h4", {}, t("Inputs (drawn by the case)")),
+      h("div", { class: "table-wrap" },
+        h("table", { class: "compared" },
+          h("thead", {}, h("tr", {},
+            h("th", { scope: "col" }, t("Name")), h("th", { scope: "col" }, t("Shape")),
+            h("th", { scope: "col" }, t("Dtype")), h("th", { scope: "col" }, t("Values")))),
+          h("tbody", {}, c.inputs.map((input) => h("tr", {},
+            h("th", { scope: "row" }, h("code", {}, input.name)),
+            h("td", {}, h("code", {}, `(${input.shape.join(", ")})`)),
+            h("td", {}, h("code", {}, input.dtype)),
+            h("td", {}, inputValues(input)))))))));
+  }
+  for (const leaf of c.compared || []) {
+    const rows = (leaf.positions || []).map((p) => h("tr", {},
+      h("th", { scope: "row" }, h("code", {}, `[${p.index.join(", ")}]`)),
+      h("td", { class: "num" }, h("code", {}, String(p.expected))),
+      h("td", { class: "num got" }, h("code", {}, String(p.got)))));
+    out.push(h("div", { class: "compared-block", "data-testid": "case-compared" },
+      h("h4", {}, markdownLine(t("Expected and got: `{path}`", { path: leaf.path }), "span")),
+      h("p", { class: "compared-types" },
+        t("expected"), " ", h("code", {}, leaf.expected), " · ", t("got"), " ", h("code", {}, leaf.got)),
+      rows.length
+        ? h("div", { class: "table-wrap" },
+          h("table", { class: "compared" },
+            h("caption", {}, t("The first positions that differ")),
+            h("thead", {}, h("tr", {},
+              h("th", { scope: "col" }, t("Index")), h("th", { scope: "col", class: "num" }, t("Expected")),
+              h("th", { scope: "col", class: "num" }, t("Got")))),
+            h("tbody", {}, rows)))
+        : null));
+  }
+  return out;
+}
+
+// A message that names the problem to solve first ends in its bare path, "(/problems/208)":
+// shown beside a link to it, the path goes.
+function withoutPath(message, id) {
+  if (!id) return message;
+  return message.replace(new RegExp(`\\s*[（(]/problems/${id}[)）]`), "");
+}
+
+// What every case says alike (the code did not load: a syntax error, a part not solved yet):
+// said once above the table, not under each case. Null when the cases differ.
+export function sharedFailure(sub) {
+  const cases = sub.cases || [];
+  if (cases.length < 2 || !["CE", "RE", "MLE"].includes(sub.verdict)) return null;
+  const first = cases[0];
+  if (!first.message || first.ran !== false) return null;
+  const same = cases.every((c) => c.ran === false && c.verdict === first.verdict
+    && (c.message === first.message || (!c.public && c.message === null))
+    && ((c.missing_problem || null) === (first.missing_problem || null) || (!c.public && !c.missing_problem)));
+  return same ? { message: first.message, missingProblem: first.missing_problem || null } : null;
+}
+
+function caseDetail(c, shared) {
   const parts = [];
   if (c.description) parts.push(markdownLine(c.description, "p", "case-description"));
-  if (c.message) parts.push(h("pre", { class: "message", "data-testid": "case-message" }, c.message));
+  if (shared) return parts; // said once above the table
+  if (c.message) {
+    parts.push(h("pre", { class: "message", "data-testid": "case-message" }, withoutPath(c.message, c.missing_problem)));
+  }
   if (c.missing_problem) parts.push(solveFirst(c.missing_problem));
   const said = (c.diagnoses || []).filter((d) => d.message);
   if (said.length) {
@@ -92,13 +162,16 @@ function caseDetail(c) {
     parts.push(h("p", { class: "diagnoses-kinds", "data-testid": "case-diagnoses" },
       t("What the judge sees: {kinds}", { kinds: c.diagnoses.map((d) => d.label || d.kind).join(", ") })));
   }
-  if (c.error_map) parts.push(errorMap(c.error_map));
+  // Reading order: what went wrong and why (message, diagnosis, hint, error map) before the
+  // tables of what was compared, so that the first failing case's explanation fits the dock.
   if (c.hint) {
     parts.push(
       h("aside", { class: "hint", "data-testid": "case-hint", "aria-label": t("Hint") },
         h("strong", {}, t("Hint")), " ", markdownLine(c.hint, "span"))
     );
   }
+  if (c.error_map) parts.push(errorMap(c.error_map));
+  if (c.public) parts.push(...whatWasCompared(c));
   return parts;
 }
 
@@ -112,7 +185,9 @@ function solveFirst(id) {
 
 // Whose code each part was: the learner's accepted submission, the reference (the author's
 // tools), a local file (the practice kit) or missing (not solved yet).
-function partOrigin(part) {
+function partOrigin(part, loaded) {
+  // Code that loaded without the part it could not import wrote that part itself: nothing missing.
+  if (part.origin === "missing" && loaded && !part.used) return t("not imported (you wrote it yourself)");
   if (part.origin === "missing") return t("missing: solve problem {id} first", { id: part.problem });
   return { learner: t("yours"), reference: t("the reference solution"), file: t("your local file") }[part.origin]
     || part.origin;
@@ -129,7 +204,9 @@ function partsUsed(parts, loaded) {
         h("code", { class: "module" }, `${part.module.split(".").join("/")}.py`),
         h("a", { href: `/problems/${part.problem}` }, t("problem {id}", { id: part.problem })),
         h("span", {},
-          h("span", { class: `part-origin origin-${part.origin}` }, partOrigin(part)),
+          h("span", {
+            class: `part-origin origin-${part.origin === "missing" && loaded && !part.used ? "own" : part.origin}`,
+          }, partOrigin(part, loaded)),
           loaded && !part.used && part.origin !== "missing"
             ? h("span", { class: "muted" }, " · ", t("not imported: your code did without it"))
             : null)))));
@@ -143,6 +220,39 @@ function runSummary(sub) {
   return t("Run: {passed} of {total} public cases passed, not scored", { passed, total: cases.length });
 }
 
+// The summary's time: what the learner's code took inside the sandbox, on the cases whose
+// times the reader sees (a learner: the public ones), never the wait for a worker or the sandbox.
+function timeLine(sub) {
+  const hiddenTimed = (sub.cases || []).some((c) => !c.public && c.time_ms !== null && c.time_ms !== undefined);
+  const time = ms(sub.time_ms);
+  const text = hiddenTimed
+    ? t("Your code's time on every case: {time}", { time })
+    : t("Your code's time on the public cases: {time}", { time });
+  return h("span", {
+    class: "time",
+    "data-testid": "summary-time",
+    title: t("Measured inside the sandbox while your code ran: not the time spent waiting in the queue or starting the sandbox."),
+  }, text);
+}
+
+// While a submission waits or runs: where it is, in words ("behind 2 submissions in the queue",
+// "public cases done (6 of 20); hidden cases running").
+export function waitingText(sub, mode) {
+  if (sub.status === "queued") {
+    return sub.ahead
+      ? t("Waiting in the queue behind {n} submissions…", { n: sub.ahead })
+      : t("Waiting for a free judge: yours is next…");
+  }
+  if (sub.status === "running") {
+    const p = sub.progress;
+    if (p && p.stage === "hidden") {
+      return t("Public cases done ({done} of {total} cases); hidden cases running…", { done: p.done, total: p.total });
+    }
+    return mode === "run" ? t("Running the public cases…") : t("Running the public cases first…");
+  }
+  return "";
+}
+
 export function renderResults(container, sub, { onGoToLine } = {}) {
   container.replaceChildren();
   if (!sub || sub.status !== "done") return;
@@ -154,7 +264,7 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
     h("strong", { class: "verdict-text" }, verdictLabel(sub.verdict)),
     h("span", { class: "score", "data-testid": "summary-score" },
       isRun ? runSummary(sub) : `${t("Score")} ${sub.score} / ${sub.max_score}`),
-    h("span", { class: "time" }, `${t("Time")} ${ms(sub.time_ms)}`)
+    timeLine(sub)
   );
   container.append(summary);
 
@@ -173,6 +283,13 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
   for (const warning of sub.warnings || []) container.append(h("p", { class: "banner warning" }, warning));
   if ((sub.parts || []).length) container.append(partsUsed(sub.parts, sub.verdict !== "CE"));
 
+  const shared = sharedFailure(sub);
+  if (shared) {
+    container.append(h("div", { class: "shared-failure", "data-testid": "shared-failure" },
+      h("pre", { class: "message", "data-testid": "case-message" }, withoutPath(shared.message, shared.missingProblem)),
+      shared.missingProblem ? solveFirst(shared.missingProblem) : null,
+      h("p", { class: "muted" }, t("Every case below stopped here: none of them ran."))));
+  }
   const rows = [];
   const columns = isRun ? 3 : 4; // a Run has no points column: it is not scored
   for (const c of sub.cases || []) {
@@ -183,9 +300,9 @@ export function renderResults(container, sub, { onGoToLine } = {}) {
         isRun ? null : h("td", { class: "num" }, `${c.score} / ${c.max_score}`),
         h("td", { class: "num" }, c.ran === false ? "—" : ms(c.time_ms)))
     );
-    const detail = caseDetail(c);
+    const detail = caseDetail(c, shared);
     if (detail.length) rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: columns }, detail)));
-    else if (!c.public && c.verdict !== "AC") {
+    else if (!c.public && c.verdict !== "AC" && !shared) {
       rows.push(h("tr", { class: "case-detail" }, h("td", { colspan: columns, class: "muted" },
         t("A hidden case: only its verdict and points are shown. Check your code against the public cases and the statement's edge cases."))));
     }

@@ -9,8 +9,9 @@ import { t } from "./i18n.js";
 
 const WAIT_S = 20;
 
-// A first snippet from the starter's first class or function: x, the entry point, its result.
-function prefill(starter) {
+// A first snippet for a package whose author wrote none (problem.toml's [scratch]): the
+// starter's first class or function on a tensor. Every package of the course has its own.
+function generic(starter) {
   const cls = /^class\s+(\w+)/m.exec(starter || "");
   const fn = /^def\s+([A-Za-z]\w*)/m.exec(starter || "");
   const lines = ["x = torch.randn(2, 8)", "print(x.shape)"];
@@ -18,6 +19,33 @@ function prefill(starter) {
   else if (fn) lines.push(`${fn[1]}(x)`);
   else lines.push("x");
   return lines.join("\n") + "\n";
+}
+
+// The author's snippets (GET /api/scratch/examples/ID): the example the cell opens with and
+// the public cases' calls. A failed fetch leaves the generic snippet and no public cases.
+async function examples(problem) {
+  try {
+    return await api("GET", `/api/scratch/examples/${encodeURIComponent(problem.id)}`);
+  } catch (_err) {
+    return { example: null, cases: [] };
+  }
+}
+
+// "Use public case N": a menu of the public cases whose call the author wrote; choosing one
+// puts that call in the editor (the learner presses Run).
+function caseMenu(cases, fill) {
+  const menu = document.getElementById("scratch-case");
+  if (!menu || !cases.length) return;
+  menu.replaceChildren(
+    h("option", { value: "" }, t("Use a public case…")),
+    ...cases.map((c, i) => h("option", { value: String(i) }, t("Public case {n}: {name}", { n: c.number, name: c.case }))),
+  );
+  menu.hidden = false;
+  menu.addEventListener("change", () => {
+    const chosen = cases[Number(menu.value)];
+    if (menu.value !== "" && chosen) fill(chosen.snippet);
+    menu.value = "";
+  });
 }
 
 export function initScratch(data) {
@@ -61,17 +89,28 @@ export function initScratch(data) {
       button.disabled = false;
     }
   };
-  // Made when the tab is first opened: a page that never uses it holds one editor only.
+  // Made when the tab is first opened: a page that never uses it holds one editor only. The
+  // author's snippets come first, so the editor opens on the package's own example.
   let editor = null;
+  let opening = null;
   const open = () => {
-    if (editor) return;
-    editor = createEditor(holder, prefill(problem.starter), { onRun: run, label: t("Your input (Python)") });
-    holder.editor = editor;
+    if (!opening) {
+      opening = examples(problem).then((found) => {
+        const first = found.example ? found.example.replace(/^\n+/, "") : generic(problem.starter);
+        editor = createEditor(holder, first, { onRun: run, label: t("Your input (Python)") });
+        holder.editor = editor;
+        caseMenu(found.cases || [], (code) => {
+          editor.setCode(code.replace(/^\n+/, ""));
+          editor.focus();
+        });
+      });
+    }
+    return opening;
   };
   const tab = document.getElementById("tab-scratch");
   if (tab) tab.addEventListener("click", open);
   if (!panel.hidden) open();
-  button.addEventListener("click", () => (open(), run()));
+  button.addEventListener("click", () => open().then(run));
 }
 
 function block(title, body, testid, extra = "") {

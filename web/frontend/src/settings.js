@@ -4,7 +4,49 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { formatTime } from "./time.js";
 
+// The leaderboard's name for the reader, and whether it lists them at all (PATCH /api/me).
+function initBoardPresence() {
+  const form = document.getElementById("board-presence");
+  if (!form) return;
+  const saved = document.getElementById("board-saved");
+  const error = document.getElementById("board-error");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    saved.hidden = error.hidden = true;
+    try {
+      const me = await api("PATCH", "/api/me", {
+        display_name: form.elements.display_name.value.trim(),
+        on_leaderboard: form.elements.on_leaderboard.checked,
+      });
+      form.elements.display_name.value = me.display_name || "";
+      saved.hidden = false;
+    } catch (err) {
+      error.replaceChildren(explain(err));
+      error.hidden = false;
+    }
+  });
+}
+
+// A token is shown once: a button copies it, and says so.
+function initTokenCopy() {
+  const button = document.getElementById("token-copy");
+  const value = document.getElementById("token-value");
+  if (!button || !value) return;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(value.textContent);
+      button.textContent = t("Copied");
+    } catch {
+      // No clipboard (an insecure origin, a denied permission): select it for the reader to copy.
+      window.getSelection()?.selectAllChildren(value);
+      button.textContent = t("Selected: press Ctrl+C");
+    }
+  });
+}
+
 export function initSettings() {
+  initBoardPresence();
+  initTokenCopy();
   const form = document.getElementById("new-token");
   const created = document.getElementById("token-created");
   const value = document.getElementById("token-value");
@@ -41,6 +83,8 @@ export function initSettings() {
       const now = new Date().toISOString();
       value.textContent = token.token;
       created.hidden = false;
+      const copy = document.getElementById("token-copy");
+      if (copy) copy.textContent = t("Copy");
       body.querySelector("tr.empty")?.remove();
       body.append(
         h("tr", { "data-token": token.id },

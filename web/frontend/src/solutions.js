@@ -17,23 +17,29 @@ function ms(value) {
   return value >= 100 ? `${Math.round(value)} ms` : `${value.toFixed(1)} ms`;
 }
 
-// "your code 12 ms · reference 8.0 ms (1.5×)": the one line the page shows after AC.
+// The one speed figure: on a typical case (the median over the cases both timed) how many times
+// the reference's time the learner's code takes. A sum of times is led by the slowest case, so
+// the total's ratio is the figure only when no case had a measurable reference time.
+function speedFigure(timing) {
+  const figure = timing.typical_ratio ?? timing.ratio;
+  return figure === null || figure === undefined ? null : figure.toFixed(figure < 10 ? 1 : 0);
+}
+
+// "your code 12 ms · reference 8.0 ms in all · 1.3× the reference's time on a typical case":
+// the one line the page shows after AC.
 export function timingLine(timing) {
-  const ratio = timing.ratio === null ? "" : ` (${timing.ratio.toFixed(timing.ratio < 10 ? 1 : 0)}×)`;
-  return t("Your code {yours} · reference {reference}{ratio}", {
-    yours: ms(timing.yours_ms),
-    reference: ms(timing.reference_ms),
-    ratio,
-  });
+  const vars = { yours: ms(timing.yours_ms), reference: ms(timing.reference_ms), ratio: speedFigure(timing) };
+  return vars.ratio === null
+    ? t("Your code {yours} · reference {reference} in all", vars)
+    : t("Your code {yours} · reference {reference} in all · {ratio}× the reference's time on a typical case", vars);
 }
 
 function timingBlock(timing) {
   return h("section", { class: "solutions-timing", "data-testid": "solutions-timing" },
     h("p", {}, h("strong", {}, timingLine(timing)), " ",
       h("a", { href: `/submissions/${timing.submission_id}` }, t("Submission {id}", { id: timing.submission_id }))),
-    timing.typical_ratio === null ? "" : h("p", { "data-testid": "typical-ratio" },
-      t("On a typical case (the median) your code takes {ratio}× the reference's time.", { ratio: timing.typical_ratio.toFixed(1) })),
-    h("p", { class: "help" }, t("Both timed inside the same sandbox on the same cases, start-up excluded; a few milliseconds either way are noise.")),
+    h("p", { class: "help", "data-testid": "speed-explained" },
+      t("A typical case is the median of the per-case ratios below (your time ÷ the reference's). Both timed inside the same sandbox on the same cases, start-up excluded; a few milliseconds either way are noise.")),
     h("details", {},
       h("summary", {}, t("Time per case")),
       h("table", { class: "timing-cases" },
@@ -100,6 +106,9 @@ export function initSolutions(data) {
     if (tab.dataset.state === "open" && !loaded) load();
     else showEditors();
   });
+
+  // A new judgement: the last one's time beside the reference's is not about it.
+  document.addEventListener("judge:start", () => after?.querySelector(".solutions-after")?.remove());
 
   document.addEventListener("judge:done", async (event) => {
     const sub = event.detail;

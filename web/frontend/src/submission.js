@@ -3,7 +3,7 @@ import { api, explain } from "./api.js";
 import { h } from "./dom.js";
 import { createEditor } from "./editor.js";
 import { t } from "./i18n.js";
-import { badge, follow, renderResults, statusText, verdictLabel } from "./results.js";
+import { badge, follow, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
 
 export async function initSubmission(data) {
   const sub = data.submission;
@@ -14,7 +14,8 @@ export async function initSubmission(data) {
   const editor = createEditor(holder, sub.code, { readOnly: true, label: t("Submitted code (read-only)") });
   const show = (s) => {
     if (s.status !== "done") {
-      status.replaceChildren(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)));
+      status.replaceChildren(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
+        " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, s.mode)));
       return;
     }
     status.replaceChildren(badge(s.verdict), " ", verdictLabel(s.verdict));
