@@ -27,8 +27,12 @@ def postgres_url() -> Iterator[str]:
         yield make_url(base).set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as conn:
-            conn.execute(
-                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"), {"n": name}
+            # Our own leftover connections only: an autovacuum worker on it (a superuser's
+            # process, which we may not terminate) is stopped by DROP DATABASE itself.
+            leftovers = (
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = :n AND usename = current_user AND pid <> pg_backend_pid()"
             )
+            conn.execute(text(leftovers), {"n": name})
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
         admin.dispose()

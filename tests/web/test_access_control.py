@@ -199,6 +199,8 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", "/lang"): Rule(303, 303, "the caller's own language", page=True),
     ("GET", "/settings"): Rule(303, 200, PAGE_LOGIN, page=True),
     ("GET", "/submissions"): Rule(303, 200, PAGE_LOGIN, page=True),
+    # A file, not a page: a visitor is sent to log in as on the page it comes from.
+    ("GET", "/submissions.csv"): Rule(303, 200, "the caller's own submissions, as the page lists them"),
     ("GET", "/submissions/{submission_id}"): Rule(303, 404, "A's submission is not found for B", page=True),
     ("GET", "/admin"): Rule(303, 403, ADMIN, page=True),
 }

@@ -130,6 +130,8 @@ def problem_list(
         principal,
         groups=[g for g in groups if g.shown],
         chapters=groups,
+        # Nothing tried yet (or a visitor): point at the course's first problem.
+        start_here=listed[0] if listed and all(p.status == "new" for p in listed) else None,
         min_submitters=problems.MIN_SUBMITTERS,
         chapter=chapter or "",
         status=status if status in PROGRESS_STATES else "",
@@ -173,6 +175,8 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
             "version": problem.version,
         },
         "loggedIn": user is not None,
+        # The problem that builds the whole model: its first accepted Submit is celebrated.
+        "capstone": problem.id == capstone_id(platform.problems),
         "userId": user.id if user else None,  # whose drafts this browser keeps (web/frontend/src/drafts.js)
         "loginUrl": f"/login?next=/problems/{problem.id}",
     }

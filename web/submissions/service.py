@@ -75,11 +75,22 @@ def ensure_job_room(db: Session, settings: WebSettings, user_id: int) -> None:
         )
 
 
-def my_submissions(db: Session, user: User, problem_id: str | None, limit: int) -> list[SubmissionSummary]:
-    """The reader's own submissions, newest first (of one problem, if given)."""
+def my_submissions(
+    db: Session,
+    user: User,
+    problem_id: str | None,
+    limit: int,
+    verdict: str | None = None,
+    mode: str | None = None,
+) -> list[SubmissionSummary]:
+    """The reader's own submissions, newest first (of one problem, verdict or mode, if given)."""
     query = select(Submission).where(Submission.user_id == user.id, Submission.mode != Mode.SCRATCH)
     if problem_id is not None:
         query = query.where(Submission.problem_id == problem_id)
+    if verdict is not None:
+        query = query.where(Submission.verdict == verdict)
+    if mode is not None:
+        query = query.where(Submission.mode == mode)
     rows = db.scalars(query.order_by(Submission.id.desc()).limit(limit)).all()
     return [summary(s) for s in rows]
 

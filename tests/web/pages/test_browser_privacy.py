@@ -8,18 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, ViewportSize, expect
+from playwright.sync_api import Page, expect
 
 from tests.web.factories import read_204, unique_name
+from tests.web.pages.sizes import SIZES
 from tests.web.pages.test_browser import Site, ready, register_via_ui, serving_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SIZES: dict[str, ViewportSize] = {
-    "desktop": {"width": 1366, "height": 900},
-    "tablet": {"width": 768, "height": 1024},
-    "phone": {"width": 390, "height": 844},
-}
 CORRECT = read_204("solutions/accepted/div_sqrt_sum.py")
 
 

@@ -5,9 +5,11 @@ import "./solutions.css";
 import "./scratch.css";
 import "./compared.css"; // a failing case's inputs and expected vs got (results.js)
 import "./layout.css"; // after app.css: it refines the workspace
+import "./extras.css";
 import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
 import { initCourse } from "./course.js";
+import { initCelebration, initShortcuts, initSubmissionExtras } from "./extras.js";
 import { initKit } from "./kit.js";
 import { initLayout } from "./layout.js";
 import { pageData } from "./dom.js";
@@ -50,10 +52,15 @@ async function start() {
     initCourse(data);
     initSolutions(data);
     initScratch(data);
+    initCelebration(data);
   }
-  else if (page === "submission") await initSubmission(data);
+  else if (page === "submission") {
+    await initSubmission(data);
+    initSubmissionExtras(data.submission);
+  }
   else if (page === "settings") initSettings();
   else if (page === "admin") initAdmin();
+  initShortcuts();
   initLayout(data); // last: splitters and narrow views around what the parts above drew
   document.body.dataset.ready = "true"; // the browser tests wait for this
 }

@@ -1,6 +1,7 @@
 // Settings: create an API token (shown once) and revoke tokens.
 import { api, explain } from "./api.js";
 import { h } from "./dom.js";
+import { copyButton } from "./extras.js";
 import { t } from "./i18n.js";
 import { formatTime } from "./time.js";
 
@@ -31,17 +32,7 @@ function initBoardPresence() {
 function initTokenCopy() {
   const button = document.getElementById("token-copy");
   const value = document.getElementById("token-value");
-  if (!button || !value) return;
-  button.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(value.textContent);
-      button.textContent = t("Copied");
-    } catch {
-      // No clipboard (an insecure origin, a denied permission): select it for the reader to copy.
-      window.getSelection()?.selectAllChildren(value);
-      button.textContent = t("Selected: press Ctrl+C");
-    }
-  });
+  if (button && value) copyButton(button, () => value.textContent, value);
 }
 
 export function initSettings() {
