@@ -8,14 +8,17 @@ README's), else in a temporary folder.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -133,6 +136,36 @@ def log_in_via_ui(page: Page, username: str) -> None:
     page.get_by_label("用户名").fill(username)
     page.get_by_label("密码", exact=True).fill(PASSWORD)
     page.locator("form[action='/login'] button[type=submit]").click()
+
+
+def submitted(page: Page, problem_id: str, code: str, timeout_s: float = JUDGED_S / 1000) -> dict[str, Any]:
+    """A Submit through the API with the page's session (as the learner's other tab would),
+    followed until judged."""
+    csrf = page.locator("meta[name=csrf-token]").get_attribute("content") or ""
+    res = page.request.post(
+        "/api/submissions",
+        data={"problem_id": problem_id, "code": code, "mode": "submit"},
+        headers={"X-CSRF-Token": csrf},
+    )
+    assert res.status == 202, res.text()
+    sub_id = res.json()["id"]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        body: dict[str, Any] = page.request.get(f"/api/submissions/{sub_id}?wait=20").json()
+        if body["status"] == "done":
+            return body
+    raise AssertionError(f"{problem_id}: submission {sub_id} was not judged in {timeout_s} s")
+
+
+def switch_language(page: Page) -> None:
+    """The header's switch to the other language, once the page in it has loaded."""
+    before = page.evaluate("() => document.documentElement.lang")
+    page.get_by_test_id("language-switch").click()
+    # documentElement is null for a moment while the next page loads
+    page.wait_for_function(
+        f"() => document.documentElement?.lang && document.documentElement.lang !== {json.dumps(before)}"
+    )
+    ready(page)
 
 
 def set_code(page: Page, code: str) -> None:

@@ -15,18 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.web.factories import unique_name
+from tests.web.pages.sizes import SIZES
 from tests.web.pages.test_browser import JUDGED_S, Site, ready, register_via_ui, serving_site, set_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SIZES: dict[str, ViewportSize] = {
-    "desktop": {"width": 1366, "height": 900},
-    "tablet": {"width": 768, "height": 1024},
-    "phone": {"width": 390, "height": 844},
-}
 REPO = Path(__file__).resolve().parents[3]
 WRONG = (REPO / "problems/204-rmsnorm/solutions/wrong/layernorm_mean_subtraction.py").read_text()
 # Imports none of 209's parts: it writes its own norm, rope and attention.

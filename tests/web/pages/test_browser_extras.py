@@ -13,7 +13,15 @@ from playwright.sync_api import Page, expect
 
 from tests.web.factories import read_204, unique_name
 from tests.web.pages.sizes import SIZES
-from tests.web.pages.test_browser import Site, expect_console_errors, ready, register_via_ui, serving_site
+from tests.web.pages.test_browser import (
+    Site,
+    expect_console_errors,
+    ready,
+    register_via_ui,
+    serving_site,
+    submitted,
+    switch_language,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,24 +35,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield s
 
 
-def judged(page: Page, code: str) -> int:
-    """Submit `code` to 204 through the API with the page's own session; its id once judged."""
-    headers = {"X-CSRF-Token": page.request.get("/api/me").json()["csrf_token"]}
-    body = {"problem_id": "204", "code": code, "mode": "submit"}
-    res = page.request.post("/api/submissions", data=body, headers=headers)
-    assert res.ok, res.text()
-    sub_id: int = res.json()["id"]
-    for _ in range(240):
-        if page.request.get(f"/api/submissions/{sub_id}?wait=5").json()["status"] == "done":
-            return sub_id
-    pytest.fail("the submission was not judged")
-
-
-def in_english(page: Page) -> None:
-    page.get_by_test_id("language-switch").click()
-    ready(page)
-
-
 def test_a_first_visit_is_pointed_at_the_first_problem(page: Page, site: Site) -> None:
     for lang in ("zh", "en"):
         for size_name, size in SIZES.items():
@@ -52,17 +42,16 @@ def test_a_first_visit_is_pointed_at_the_first_problem(page: Page, site: Site) -
             page.goto("/problems")
             ready(page)
             if lang == "en" and page.locator("html").get_attribute("lang") != "en":
-                in_english(page)
+                switch_language(page)
             link = page.get_by_test_id("start-here-link")
             expect(link).to_have_attribute("href", "/problems/201")  # course.toml's first chapter
             box = page.get_by_test_id("start-here").bounding_box()
             assert box is not None and box["x"] + box["width"] <= size["width"] + 1
             page.screenshot(path=site.shots / f"extras-start-here-{lang}-{size_name}.png")
     # Once something was tried, the pointer goes.
-    page.get_by_test_id("language-switch").click()  # back to Chinese, as register_via_ui reads it
-    ready(page)
+    switch_language(page)  # back to Chinese, as register_via_ui reads it
     register_via_ui(page, unique_name("started"))
-    judged(page, WRONG)
+    submitted(page, "204", WRONG)
     page.goto("/problems")
     ready(page)
     expect(page.get_by_test_id("start-here")).to_have_count(0)
@@ -71,8 +60,8 @@ def test_a_first_visit_is_pointed_at_the_first_problem(page: Page, site: Site) -
 def test_shortcuts_copy_and_a_diff_of_two_submissions(page: Page, site: Site) -> None:
     register_via_ui(page, unique_name("differ"))
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    first = judged(page, WRONG)
-    second = judged(page, CORRECT)
+    first = submitted(page, "204", WRONG)["id"]
+    second = submitted(page, "204", CORRECT)["id"]
 
     page.goto("/problems/204")
     ready(page)
@@ -86,7 +75,7 @@ def test_shortcuts_copy_and_a_diff_of_two_submissions(page: Page, site: Site) ->
 
     for lang in ("zh", "en"):
         if lang == "en":
-            in_english(page)
+            switch_language(page)
         for size_name, size in SIZES.items():
             page.set_viewport_size(size)
             page.goto(f"/submissions/{second}")

@@ -11,20 +11,26 @@ tight. Screenshots land in JUDGE_SCREENSHOT_DIR as in test_browser.py.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import FloatRect, Locator, Page, ViewportSize, expect
+from playwright.sync_api import FloatRect, Locator, Page, expect
 
 from tests.web.factories import read_204, unique_name
-from tests.web.pages.test_browser import JUDGED_S, Site, ready, register_via_ui, serving_site, set_code
+from tests.web.pages.sizes import SIZES
+from tests.web.pages.test_browser import (
+    JUDGED_S,
+    Site,
+    ready,
+    register_via_ui,
+    serving_site,
+    set_code,
+    switch_language,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-DESKTOP: ViewportSize = {"width": 1366, "height": 900}
-TABLET: ViewportSize = {"width": 768, "height": 1024}
-PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP, TABLET, PHONE = SIZES["desktop"], SIZES["tablet"], SIZES["phone"]
 WRONG = read_204("solutions/wrong/weight_not_plus_one.py")
 CORRECT = read_204("solutions/accepted/div_sqrt_sum.py")
 HEADER_MAX_PX = 72  # two short lines: the brand and account, then the navigation
@@ -47,16 +53,6 @@ def within(inner: FloatRect, outer: FloatRect, slack: float = 1.0) -> bool:
     """`inner` lies inside `outer` from top to bottom."""
     top, bottom = outer["y"] - slack, outer["y"] + outer["height"] + slack
     return inner["y"] >= top and inner["y"] + inner["height"] <= bottom
-
-
-def switch_language(page: Page) -> None:
-    before = page.evaluate("() => document.documentElement.lang")
-    page.get_by_test_id("language-switch").click()
-    # documentElement is null for a moment while the next page loads
-    page.wait_for_function(
-        f"() => document.documentElement?.lang && document.documentElement.lang !== {json.dumps(before)}"
-    )
-    ready(page)
 
 
 def drag(page: Page, handle: Locator, dx: float, dy: float) -> None:

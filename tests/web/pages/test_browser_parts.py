@@ -8,7 +8,6 @@ parts. Same real `judge serve` and backend as test_browser.py; screenshots land 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from tests.web.pages.test_browser import (
     register_via_ui,
     serving_site,
     set_code,
+    submitted,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -41,23 +41,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield s
 
 
-def submitted(page: Page, problem_id: str, code: str) -> dict[str, Any]:
-    """A Submit through the API with the page's session (as the learner's other tab would),
-    followed until judged."""
-    csrf = page.locator("meta[name=csrf-token]").get_attribute("content") or ""
-    res = page.request.post(
-        "/api/submissions",
-        data={"problem_id": problem_id, "code": code, "mode": "submit"},
-        headers={"X-CSRF-Token": csrf},
-    )
-    assert res.status == 202, res.text()
-    sub_id = res.json()["id"]
-    deadline = time.monotonic() + PART_JUDGED_S
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = page.request.get(f"/api/submissions/{sub_id}?wait=20").json()
-        if body["status"] == "done":
-            return body
-    raise AssertionError(f"{problem_id}: submission {sub_id} was not judged in {PART_JUDGED_S} s")
+def submitted_part(page: Page, problem_id: str, code: str) -> dict[str, Any]:
+    return submitted(page, problem_id, code, PART_JUDGED_S)
 
 
 def last_needed_by_none(parts: list[Problem]) -> Problem:
@@ -73,7 +58,7 @@ def test_a_learner_builds_the_model_from_their_own_parts(page: Page, site: Site)
     register_via_ui(page, unique_name("builder"))
     for part in parts:  # in dependency order: a part's own parts are the learner's by then
         if part.id != left_out.id:
-            done = submitted(page, part.id, part.reference.source())
+            done = submitted_part(page, part.id, part.reference.source())
             assert done["verdict"] == "AC", (part.id, done)
 
     page.goto(f"/problems/{MODEL.id}")

@@ -12,7 +12,14 @@ from playwright.sync_api import Page, expect
 
 from tests.web.factories import read_204, unique_name
 from tests.web.pages.sizes import SIZES
-from tests.web.pages.test_browser import Site, ready, register_via_ui, serving_site
+from tests.web.pages.test_browser import (
+    Site,
+    ready,
+    register_via_ui,
+    serving_site,
+    submitted,
+    switch_language,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -25,36 +32,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield s
 
 
-def accepted_204(page: Page) -> None:
-    """Submit the accepted solution through the API with the page's own session."""
-    csrf = page.request.get("/api/me").json()["csrf_token"]
-    headers = {"X-CSRF-Token": csrf}
-    sub = page.request.post(
-        "/api/submissions", data={"problem_id": "204", "code": CORRECT, "mode": "submit"}, headers=headers
-    )
-    assert sub.ok, sub.text()
-    sub_id = sub.json()["id"]
-    for _ in range(240):
-        got = page.request.get(f"/api/submissions/{sub_id}?wait=5").json()
-        if got["status"] == "done":
-            assert got["verdict"] == "AC", got
-            return
-    pytest.fail("the submission was not judged")
-
-
-def switch_language(page: Page, lang: str) -> None:
-    page.goto("/settings")
-    ready(page)
-    form = page.locator("main form[action='/lang']")
-    form.locator(f"input[type=radio][value={lang}]").check()
-    form.locator("button[type=submit]").click()
-    ready(page)
-
-
 def test_a_learner_chooses_how_the_board_shows_them(page: Page, site: Site) -> None:
     name = unique_name("quiet")
     register_via_ui(page, name)
-    accepted_204(page)
+    assert submitted(page, "204", CORRECT)["verdict"] == "AC"
 
     page.goto("/leaderboard")
     ready(page)
@@ -74,7 +55,7 @@ def test_a_learner_chooses_how_the_board_shows_them(page: Page, site: Site) -> N
 
     for lang in ("zh", "en"):
         if lang == "en":
-            switch_language(page, "en")
+            switch_language(page)
         for size_name, size in SIZES.items():
             page.set_viewport_size(size)
             page.goto("/settings")

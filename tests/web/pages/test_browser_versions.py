@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Browser, ViewportSize, expect
 from sqlalchemy import select
 
 from tests.web.factories import read_204, unique_name
-from tests.web.pages.test_browser import JUDGED_S, Site, ready, register_via_ui, serving_site
+from tests.web.pages.test_browser import JUDGED_S, Site, ready, register_via_ui, serving_site, switch_language
 from web.auth.models import User
 from web.db import make_engine, make_sessionmaker, transaction
 from web.problems.models import ProblemVersion
@@ -79,11 +79,6 @@ def accepted_on_version_2(site: Site, username: str) -> int:
             return sub.id
     finally:
         engine.dispose()
-
-
-def switch_language(page: Page) -> None:
-    page.get_by_test_id("language-switch").click()
-    ready(page)
 
 
 def test_a_learner_accepted_on_an_older_version_reads_what_changed_and_submits_again(
