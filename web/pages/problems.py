@@ -163,6 +163,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
     parts = page_parts(platform.problems, db, user.id if user else None, problem.id)
     course = with_every_part(course, parts, user is not None, platform.problems)
     next_title = course.next and (course.next.title.zh if lang == "zh" else course.next.title.en)
+    model = capstone_id(platform.problems)  # the page calls its parts "your model"; celebrated when AC
     data = {
         # After an accepted submit, course.js offers the next problem of the course.
         "course": {"next": {"id": course.next.id, "title": next_title} if course.next else None},
@@ -176,7 +177,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         },
         "loggedIn": user is not None,
         # The problem that builds the whole model: its first accepted Submit is celebrated.
-        "capstone": problem.id == capstone_id(platform.problems),
+        "capstone": problem.id == model,
         "userId": user.id if user else None,  # whose drafts this browser keeps (web/frontend/src/drafts.js)
         "loginUrl": f"/login?next=/problems/{problem.id}",
     }
@@ -189,7 +190,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         statement_fallback=lang == "en" and source is None,
         parts=parts,
         course=course,
-        model_problem=capstone_id(platform.problems),
+        model_problem=model,
         page_data=data,
     )
 
