@@ -82,7 +82,7 @@ README_SHOTS := problems.png problem-hint.png submission.png settings.png \
 	scratch-en.png dark-problem-zh-desktop.png dark-problem-en-desktop.png \
 	course-map-phone-zh.png workspace-tle-phone-en.png words-404-zh-desktop.png \
 	words-404-en-desktop.png docs-offline.png layout-wrong-answer-zh.png compared-en-desktop.png \
-	progress-zh-desktop.png scratch-example-206-desktop-en-filled.png layout-tablet-results-zh.png \
+	progress-live-zh-desktop.png scratch-example-206-desktop-en-filled.png layout-tablet-results-zh.png \
 	layout-phone-submissions-en.png
 screenshots: setup frontend
 	rm -rf var/screenshots

@@ -35,8 +35,8 @@ class Timing:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def run(self, stdin: bytes, limits: Any) -> Any:
-        outcome = self.inner.run(stdin, limits)
+    def run(self, stdin: bytes, limits: Any, watch: Any = None) -> Any:
+        outcome = self.inner.run(stdin, limits, watch)
         self.outcomes.append(outcome)
         return outcome
 

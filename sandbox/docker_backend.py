@@ -16,7 +16,7 @@ from pathlib import Path
 
 import docker
 
-from judge.core.backend import Limits, Outcome, RunnerSpec
+from judge.core.backend import Limits, Outcome, ResultWatch, RunnerSpec
 from sandbox.docker_cold import run_cold
 from sandbox.docker_warm import PoolPolicy, WarmContainer
 from sandbox.engine import PYTHON, ContainerPolicy, Engine, retried
@@ -92,22 +92,29 @@ class DockerBackend:
 
     # -- running ----------------------------------------------------------------------------
 
-    def run(self, stdin: bytes, limits: Limits) -> Outcome:
+    def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> Outcome:
+        # A retried job's stream starts again from its first byte: `watch` sees it twice, which
+        # progress (a set of finished cases) does not mind.
         if self.pool is not None and self.pool_policy is not None and self.pool_policy.accepts(limits):
-            return self._run_pooled(stdin, limits, self.pool, self.pool_policy)
-        return self._run_cold(stdin, limits)
+            return self._run_pooled(stdin, limits, self.pool, self.pool_policy, watch)
+        return self._run_cold(stdin, limits, watch)
 
-    def _run_cold(self, stdin: bytes, limits: Limits) -> Outcome:
+    def _run_cold(self, stdin: bytes, limits: Limits, watch: ResultWatch | None) -> Outcome:
         # The runner starts under the job's seccomp filter, as a fork server's child does.
         command = [PYTHON, "-m", "sandbox.confine", *self.runner.cold_args]
         return retried(
             self.engine.policy.retries + 1,
-            lambda: run_cold(self.engine, command, stdin, limits),
+            lambda: run_cold(self.engine, command, stdin, limits, watch),
             "the Docker engine",
         )
 
     def _run_pooled(
-        self, stdin: bytes, limits: Limits, pool: Pool[WarmContainer], policy: PoolPolicy
+        self,
+        stdin: bytes,
+        limits: Limits,
+        pool: Pool[WarmContainer],
+        policy: PoolPolicy,
+        watch: ResultWatch | None,
     ) -> Outcome:
         """A job in a ready container; the wall clock counts from handing it the job.
 
@@ -121,7 +128,7 @@ class DockerBackend:
                 raise _NoneReady
             fit = False
             try:
-                outcome, fit = container.run(stdin, limits)
+                outcome, fit = container.run(stdin, limits, watch)
             finally:
                 pool.release(container, fit)
             return outcome
@@ -130,7 +137,7 @@ class DockerBackend:
             return retried(self.engine.policy.retries + 1, attempt, f"the {policy.mode} sandbox")
         except _NoneReady:
             log.warning("no %s sandbox is ready (%s); this job runs cold", policy.mode, pool.last_error)
-            return self._run_cold(stdin, limits)
+            return self._run_cold(stdin, limits, watch)
 
 
 class _NoneReady(SandboxError):

@@ -14,12 +14,14 @@ import signal
 import threading
 import time
 
-from judge.core.backend import Limits, Outcome
+from judge.core.backend import Limits, Outcome, ResultWatch
 from sandbox.attach import AttachFrames, append_capped
 from sandbox.engine import BASELINE_MEMORY, ENGINE_ERRORS, Attachment, Engine, EngineFailure
 
 
-def run_cold(engine: Engine, command: list[str], stdin: bytes, limits: Limits) -> Outcome:
+def run_cold(
+    engine: Engine, command: list[str], stdin: bytes, limits: Limits, watch: ResultWatch | None = None
+) -> Outcome:
     """One attempt; an engine failure raises (EngineFailure or one of ENGINE_ERRORS)."""
     start = time.monotonic()
     cid = engine.create(
@@ -31,19 +33,25 @@ def run_cold(engine: Engine, command: list[str], stdin: bytes, limits: Limits) -
         kind="run",
     )
     try:
-        return _pump(engine, cid, engine.attach(cid), stdin, limits, start)
+        return _pump(engine, cid, engine.attach(cid), stdin, limits, start, watch)
     finally:
         engine.remove(cid)
 
 
 def _pump(
-    engine: Engine, cid: str, stream: Attachment, stdin: bytes, limits: Limits, start: float
+    engine: Engine,
+    cid: str,
+    stream: Attachment,
+    stdin: bytes,
+    limits: Limits,
+    start: float,
+    watch: ResultWatch | None,
 ) -> Outcome:
     # Start and feed from a thread while this one reads: a container that floods its
     # output at once would otherwise stall the engine's start call on our unread socket.
     starter = _Starter(engine, cid, stream, stdin)
     starter.start()
-    demux = _Demux(limits)
+    demux = _Demux(limits, watch)
     deadline = start + limits.startup_s
     clock_ran_out = False
     ready_s: float | None = None
@@ -104,8 +112,9 @@ def _pump(
 class _Demux:
     """Splits Docker's multiplexed attach stream into result (stdout) and log (stderr), capped."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, watch: ResultWatch | None = None) -> None:
         self.limits = limits
+        self.watch = watch
         self.result = bytearray()
         self.log = bytearray()
         self.result_overflow = False
@@ -118,6 +127,8 @@ class _Demux:
             if stream == 1:
                 self.ready = self.ready or bool(payload)
                 self.result_overflow |= append_capped(self.result, payload, self.limits.result_bytes)
+                if self.watch is not None and payload:
+                    self.watch(payload)
             else:
                 self.log_overflow |= append_capped(self.log, payload, self.limits.log_bytes)
 

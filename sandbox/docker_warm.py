@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from judge.core.backend import Limits, Outcome, RunnerSpec
+from judge.core.backend import Limits, Outcome, ResultWatch, RunnerSpec
 from sandbox import wire
 from sandbox.attach import AttachFrames, append_capped
 from sandbox.engine import BASELINE_MEMORY, PYTHON, Engine, EngineFailure
@@ -140,7 +140,7 @@ class WarmContainer:
 
     # -- one job ---------------------------------------------------------------------------
 
-    def run(self, stdin: bytes, limits: Limits) -> tuple[Outcome, bool]:
+    def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> tuple[Outcome, bool]:
         """Run one job. Returns its outcome and whether this container may serve another."""
         self.served += 1
         header = {
@@ -174,6 +174,8 @@ class WarmContainer:
                         if ready_s is None and payload:
                             ready_s = time.monotonic() - start
                         result_overflow |= append_capped(result, payload, limits.result_bytes)
+                        if watch is not None:
+                            watch(payload)
                     elif tag == wire.LOG:
                         log_overflow |= append_capped(log, payload, limits.log_bytes)
                     elif tag == wire.END:

@@ -318,8 +318,13 @@ class Problem:
 
     @property
     def prerequisites(self) -> list[str]:
-        """What to solve first: the parts a solution may import, then the declared extras."""
-        return list(dict.fromkeys([*self.spec.parts, *self.spec.prerequisites]))
+        """What to solve first: every part a solution may import (parts of parts too: the parts
+        panel's list, so the page shows one list), then the declared extras."""
+        try:
+            parts = [p.id for p in self.part_problems]
+        except PackageError:  # a part not beside it (a package on its own): the declared ones
+            parts = list(self.spec.parts)
+        return list(dict.fromkeys([*parts, *self.spec.prerequisites]))
 
     @property
     def max_score(self) -> int:

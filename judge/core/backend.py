@@ -9,8 +9,14 @@ fork server's child) is the backend's own choice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
+
+# Told each piece of a job's result stream as it arrives, before the job ends (a judgement's
+# progress is read from it). It must not raise, and it sees bytes not yet checked: what it
+# learns is for display, never for the verdict.
+ResultWatch = Callable[[bytes], None]
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,9 @@ class Backend(Protocol):
         """Identifies the runtime (interpreter, torch, image) for caching reference observations."""
         ...
 
-    def run(self, stdin: bytes, limits: Limits) -> Outcome:
-        """Run the runner the backend was built with (its RunnerSpec) once, `stdin` its job."""
+    def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> Outcome:
+        """Run the runner the backend was built with (its RunnerSpec) once, `stdin` its job.
+        `watch`, when given, is told the result stream's bytes as they come."""
         ...
 
     def warm_up(self) -> None:

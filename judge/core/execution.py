@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from judge.core.backend import Backend, Limits, Outcome, RunnerSpec
+from judge.core.backend import Backend, Limits, Outcome, ResultWatch, RunnerSpec
 from judge.core.frames import (
     NO_SOLUTION,
+    CaseFrame,
     CaseOutcome,
     Done,
     FrameError,
@@ -27,7 +28,7 @@ from judge.core.frames import (
 from judge.core.interfaces import JudgedProblem
 from judge.core.messages import msg
 from judge.core.observations import ObservationError, decode
-from judge.core.protocol import SAFETENSORS_DTYPES, ParsedStream, StreamLimits, parse_stream
+from judge.core.protocol import SAFETENSORS_DTYPES, HeadScanner, ParsedStream, StreamLimits, parse_stream
 from judge.core.results import CaseRun, RunResult, SolutionRun, Stop
 from judge.core.runner.job import PartSource, RunnerJob, SolutionSource, marshalled_cases
 from judge.core.runner.main import EXIT_INTERNAL
@@ -73,10 +74,12 @@ def run_solutions(
     parts: Sequence[PartSource] = (),
     cases_source: str | None = None,
     record_inputs: bool = False,
+    on_case: Callable[[int], None] | None = None,
 ) -> RunResult:
     """`cases_source`: the cases module the job carries (the package's whole cases.py unless
     given: a job whose output reaches the learner gets judge.core.public_cases' text instead).
-    `record_inputs`: the runner records what each case draws (for the public cases' job only)."""
+    `record_inputs`: the runner records what each case draws (for the public cases' job only).
+    `on_case(n)`: told, while the job runs, that `n` of its cases have reported."""
     if cases_source is None:
         cases_source = problem.read("cases.py")
     job = RunnerJob(
@@ -91,10 +94,35 @@ def run_solutions(
         data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
         record_inputs=record_inputs,
     )
-    outcome = backend.run(job.to_bytes(), limits)
+    watch = None if on_case is None else cases_reported(case_names, on_case)
+    outcome = backend.run(job.to_bytes(), limits, watch)
     stream_limits = StreamLimits(max_bytes=limits.result_bytes)
     parsed = parse_stream(outcome.result, stream_limits)
     return interpret(parsed, outcome, len(solutions), limits, case_names, problem.spec.entry_points)
+
+
+def cases_reported(case_names: Sequence[str], on_case: Callable[[int], None]) -> ResultWatch:
+    """A watch on a job's result stream that calls `on_case(n)` each time one more of the job's
+    cases has reported. The stream is the learner's to write to, so a forged frame can move
+    the count (within the job's own case names, each once): it is shown while waiting, never
+    judged."""
+    scanner = HeadScanner()
+    wanted = set(case_names)
+    seen: set[str] = set()
+
+    def watch(chunk: bytes) -> None:
+        before = len(seen)
+        for head in scanner.feed(chunk):
+            try:
+                record = parse_judgement_frame(head)
+            except Exception:  # an unreadable head is not a reported case
+                continue
+            if isinstance(record, CaseFrame) and record.case in wanted:
+                seen.add(record.case)
+        if len(seen) > before:
+            on_case(len(seen))
+
+    return watch
 
 
 def interpret(

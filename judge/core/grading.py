@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 import torch
 
@@ -440,6 +441,16 @@ def build_report(
     )
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a running judgement has come: `done` of its `total` cases have reported, and
+    which job runs now (the public cases', or the sealed hidden cases')."""
+
+    done: int
+    total: int
+    stage: Literal["public", "hidden"]
+
+
 def judge_source(
     problem: P,
     source: str,
@@ -449,7 +460,7 @@ def judge_source(
     startup_s: float = 30.0,
     parts: Sequence[PartSource] = (),
     seal_hidden: bool = True,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> Report:
     """Judge one learner submission end to end. `parts`: the code of every part it may import
     (the caller decides whose: the learner's on the site and in the kit). `seal_hidden` False
@@ -462,8 +473,9 @@ def judge_source(
     Code that shares a process with the hidden cases can read them; only its observations
     leave it.
 
-    `progress(done, total)`: called when the public cases are judged and the hidden cases'
-    job starts (a waiting learner reads "public cases done, hidden cases running")."""
+    `progress`: told as each case reports, while its job still runs, and when the hidden
+    cases' job starts (a waiting learner reads "7 of 20 cases done, hidden cases running").
+    Only a count leaves a sealed job this way, never what a case said."""
     started = time.perf_counter()
     cases = problem.select_cases(which)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
@@ -476,13 +488,22 @@ def judge_source(
     limits = limits_for(problem, startup_s)
     solution = [SolutionSource("solution", source, LEARNER_FILE)]
 
-    def learner_run(group: list[Case], cases_source: str, record_inputs: bool) -> RunResult:
+    def learner_run(group: list[Case], cases_source: str, record_inputs: bool, before: int) -> RunResult:
         names = [c.name for c in group]
-        return run_solutions(problem, solution, names, backend, limits, parts, cases_source, record_inputs)
+        stage: Literal["public", "hidden"] = "public" if record_inputs else "hidden"
+
+        def reported(n: int) -> None:
+            if progress is not None:
+                progress(Progress(before + n, len(cases), stage))
+
+        watching = reported if progress is not None else None
+        return run_solutions(
+            problem, solution, names, backend, limits, parts, cases_source, record_inputs, watching
+        )
 
     def public_run() -> RunResult | None:
         # The public job records what its cases drew (shown on a failing case); the hidden never.
-        return learner_run(public, public_cases_source(whole), True) if public else None
+        return learner_run(public, public_cases_source(whole), True, 0) if public else None
 
     held = store.at_hand(problem, backend)
     if held is not None:  # the usual case: no thread to start and join
@@ -521,8 +542,8 @@ def judge_source(
                 graded[c.name] = _not_run(c, stopped)
         else:
             if progress is not None:
-                progress(len(public), len(cases))
-            sealed = learner_run(hidden, whole, False)
+                progress(Progress(len(public), len(cases), "hidden"))
+            sealed = learner_run(hidden, whole, False, len(public))
             run = sealed.solutions[0]
             results = grade_solution(hidden, run, sealed.stop, expected, sealed=seal_hidden)
             lacking = lacking or run.missing_entries

@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from judge.core.backend import Limits, Outcome, RunnerSpec
+from judge.core.backend import Limits, Outcome, ResultWatch, RunnerSpec
 
 # What the runner itself needs before learner code runs: the interpreter, torch and its
 # libraries map about 0.6 GiB of address space. The learner's budget comes on top.
@@ -68,11 +68,13 @@ class LocalBackend:
             "MALLOC_ARENA_MAX": "2",
         }
 
-    def run(self, stdin: bytes, limits: Limits) -> Outcome:
+    def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="judge-run-") as workdir:
-            return self._run(self.runner.cold_argv(self.python), stdin, limits, workdir)
+            return self._run(self.runner.cold_argv(self.python), stdin, limits, workdir, watch)
 
-    def _run(self, command: list[str], stdin: bytes, limits: Limits, workdir: str) -> Outcome:
+    def _run(
+        self, command: list[str], stdin: bytes, limits: Limits, workdir: str, watch: ResultWatch | None
+    ) -> Outcome:
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -121,6 +123,8 @@ class LocalBackend:
                     ready_s = time.monotonic() - start
                     deadline = time.monotonic() + limits.wall_s
                 buf.extend(chunk)
+                if watch is not None and which == "result":
+                    watch(chunk)
                 if len(buf) > cap:
                     del buf[cap:]
                     outcome_flags[f"{which}_overflow"] = True

@@ -184,6 +184,53 @@ def parse_stream(data: bytes, limits: StreamLimits | None = None) -> ParsedStrea
     return ParsedStream(frames)
 
 
+class HeadScanner:
+    """Reads frame heads out of a result stream while its bytes still arrive, skipping the
+    blobs: what a running judgement's progress is read from. It keeps at most one frame's
+    prefix and head. Bytes that are not a frame stop it for good (parse_stream, on the whole
+    stream after the job, says what was wrong); what it returns is unchecked, for display only."""
+
+    def __init__(self, max_head_bytes: int = StreamLimits.max_head_bytes) -> None:
+        self._max_head = max_head_bytes
+        self._pending = bytearray()
+        self._skip = 0  # bytes of the current frame's blob still to come
+        self.stopped = False
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        if self.stopped:
+            return []
+        skipped = min(self._skip, len(data))
+        self._skip -= skipped
+        self._pending.extend(memoryview(data)[skipped:])
+        heads: list[dict[str, Any]] = []
+        while len(self._pending) >= _PREFIX.size:
+            magic, head_len, blob_len = _PREFIX.unpack_from(self._pending)
+            if magic != MAGIC or head_len > self._max_head:
+                self._stop()
+                break
+            head_end = _PREFIX.size + head_len
+            if len(self._pending) < head_end:
+                break
+            try:
+                head = _load_json(bytes(self._pending[_PREFIX.size : head_end]), "frame head")
+            except ProtocolError:
+                self._stop()
+                break
+            if isinstance(head, dict):
+                heads.append(head)
+            frame_end = head_end + blob_len
+            if len(self._pending) >= frame_end:
+                del self._pending[:frame_end]
+            else:
+                self._skip = frame_end - len(self._pending)
+                self._pending.clear()
+        return heads
+
+    def _stop(self) -> None:
+        self.stopped = True
+        self._pending.clear()
+
+
 def _load_json(raw: bytes, what: str) -> Any:
     """Untrusted JSON. Every way it can fail is a ProtocolError: besides malformed text, an
     integer of thousands of digits (ValueError), nesting past the recursion limit, and

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from judge.authoring.package import Problem
-from judge.core.backend import Limits, Outcome
+from judge.core.backend import Limits, Outcome, ResultWatch
 from judge.core.execution import RUNNER
 from judge.core.grading import judge_source
 from judge.core.report import Report
@@ -71,8 +71,8 @@ class Recording:
     def runtime_id(self) -> str:
         return self.inner.runtime_id()
 
-    def run(self, stdin: bytes, limits: Limits) -> Outcome:
-        outcome = self.inner.run(stdin, limits)
+    def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> Outcome:
+        outcome = self.inner.run(stdin, limits, watch)
         if [s.name for s in RunnerJob.from_bytes(stdin).solutions] == ["solution"]:
             self.runs.append((limits, outcome))
         return outcome

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -325,3 +326,30 @@ def _host_processes_of(uid: int) -> list[int]:
         if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
             pids.append(int(entry))
     return pids
+
+
+# The result stream's bytes reach a watch as the job writes them (a judgement's progress is read
+# from it), not when it ends: on a cold run and in both kinds of pooled container.
+STAGED = "import sys, time\nsys.stdout.write('A'); sys.stdout.flush(); time.sleep(0.8); sys.stdout.write('B')"
+
+
+def watched(backend: DockerBackend) -> tuple[Outcome, list[tuple[bytes, float]]]:
+    seen: list[tuple[bytes, float]] = []
+    outcome = backend.run(STAGED.encode(), LIMITS, lambda chunk: seen.append((chunk, time.monotonic())))
+    return outcome, seen
+
+
+def check_watched(outcome: Outcome, seen: list[tuple[bytes, float]]) -> None:
+    assert output(outcome).endswith("AB")
+    assert b"".join(chunk for chunk, _ in seen) == outcome.result
+    first_a = next(at for chunk, at in seen if b"A" in chunk)
+    last_b = next(at for chunk, at in seen if b"B" in chunk)
+    assert last_b - first_a > 0.5
+
+
+def test_a_pooled_job_s_result_is_watched_as_it_comes(pooled: DockerBackend) -> None:
+    check_watched(*watched(pooled))
+
+
+def test_a_cold_job_s_result_is_watched_as_it_comes(docker_backend: DockerBackend) -> None:
+    check_watched(*watched(DockerBackend(docker_backend.engine, probe.RUNNER)))

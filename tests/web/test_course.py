@@ -99,6 +99,11 @@ def test_prerequisites_are_the_parts_and_the_course_s_extras_with_their_state(cl
     assert mine == {"204": True, "205": False, "208": False}
     # The summary carries the ids too.
     assert get(client, "/api/problems/214")["prerequisites"] == ["204", "206", "208"]
+    # Parts of parts are parts to solve first: the capstone's list is its parts panel's.
+    capstone = platform_of(client).problems["217"]
+    listed = [s["id"] for s in get(client, "/api/course/problems/217")["prerequisites"]]
+    assert {p.id for p in capstone.part_problems} <= set(listed)
+    assert len(listed) > len(capstone.spec.parts)
 
 
 def test_the_next_problem_follows_the_course(client: TestClient) -> None:

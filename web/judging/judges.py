@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from judge.authoring.package import Problem
 from judge.backends import make_backend, require_sandbox
 from judge.core.backend import Backend
-from judge.core.grading import judge_source
+from judge.core.grading import Progress, judge_source
+from judge.core.interfaces import Which
 from judge.core.messages import msg
 from judge.core.runner.job import PartSource
 from judge.core.texts import Text
@@ -23,6 +24,7 @@ from judge.expected import ExpectedStore
 from judge.scratch import run_scratch
 from judge.settings import JudgeSettings
 from web.db import transaction
+from web.judging.progress import ProgressWriter
 from web.judging.queue import Claim, record_progress
 from web.judging.records import StoredReport, StoredScratch, stored_report, stored_scratch, system_error
 from web.notify import Notices
@@ -82,32 +84,28 @@ Judge = Callable[[Job, Judging], StoredReport | StoredScratch]
 
 
 def judge_run(job: Job, judging: Judging) -> StoredReport:
-    """The public cases, not scored."""
-    c = judging.context
-    report = judge_source(job.problem, job.claim.code, c.backend, c.store, "public", c.startup_s, job.parts)
-    return stored_report(report.to_dict())
+    """The public cases, not scored; its progress written as they report."""
+    return _judged(job, judging, "public")
 
 
 def judge_submit(job: Job, judging: Judging) -> StoredReport:
-    """Every case, scored; its progress written as the public cases' job ends (`progress`)."""
+    """Every case, scored; its progress written as they report (web.judging.progress)."""
+    return _judged(job, judging, "all")
+
+
+def _judged(job: Job, judging: Judging, which: Which) -> StoredReport:
     c = judging.context
-    report = judge_source(
-        job.problem,
-        job.claim.code,
-        c.backend,
-        c.store,
-        "all",
-        c.startup_s,
-        job.parts,
-        progress=partial(progress, job, judging),
-    )
+    with ProgressWriter(partial(write_progress, job, judging)) as progress:
+        report = judge_source(
+            job.problem, job.claim.code, c.backend, c.store, which, c.startup_s, job.parts, progress=progress
+        )
     return stored_report(report.to_dict())
 
 
-def progress(job: Job, judging: Judging, done: int, total: int) -> None:
-    """Record that `done` of `total` cases are judged and the hidden cases run. A failed write
-    costs the reader the line, never the judgement."""
-    stage = {"done": done, "total": total, "stage": "hidden"}
+def write_progress(job: Job, judging: Judging, progress: Progress) -> None:
+    """Record how many cases have reported. A failed write costs the reader the line, never
+    the judgement."""
+    stage = {"done": progress.done, "total": progress.total, "stage": progress.stage}
     try:
         record_progress(judging.factory, job.claim, stage, judging.notices)
     except Exception:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge.authoring.package import Problem
-from web.course.service import ChapterProgress, CourseLinks, CourseStep, course_links, course_map
+from web.course.service import ChapterProgress, course_links, course_map
 from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep
 from web.pages.common import PageUserDep, page_reader
 from web.pages.starters import in_language
@@ -19,7 +19,7 @@ from web.pages.tags import tag_names
 from web.pages.templating import page_language, render
 from web.platform import Platform
 from web.problems import service as problems
-from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary, Title
+from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary
 from web.scores import service as scores
 from web.submissions.parts import PartStatus, part_statuses
 
@@ -161,7 +161,6 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
     statement_html = platform.statements.for_page(source or problem.statement.zh_markdown)
     course = course_links(db, user, problem.id)
     parts = page_parts(platform.problems, db, user.id if user else None, problem.id)
-    course = with_every_part(course, parts, user is not None, platform.problems)
     next_title = course.next and (course.next.title.zh if lang == "zh" else course.next.title.en)
     model = capstone_id(platform.problems)  # the page calls its parts "your model"; celebrated when AC
     data = {
@@ -193,33 +192,6 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         model_problem=model,
         page_data=data,
     )
-
-
-def with_every_part(
-    course: CourseLinks, parts: list[PartStatus], signed_in: bool, offered: dict[str, Problem]
-) -> CourseLinks:
-    """The "Solve first" list as one list with the parts panel: every part the problem's code may
-    import (parts of parts included) is a problem to solve first, beside the course's own
-    prerequisites; in course order, as web.problems.sync orders the prerequisites."""
-    listed = {step.id for step in course.prerequisites}
-    added = [
-        CourseStep(
-            id=part.problem,
-            title=Title(zh=part.title_zh, en=part.title_en),
-            solved=part.solved if signed_in else None,
-        )
-        for part in parts
-        if part.problem not in listed
-    ]
-    if not added:
-        return course
-
-    def place(step: CourseStep) -> tuple[int, str]:
-        problem = offered.get(step.id)
-        return (problem.chapter.position if problem is not None else 1 << 30, step.id)
-
-    steps = sorted([*course.prerequisites, *added], key=place)
-    return course.model_copy(update={"prerequisites": steps})
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)

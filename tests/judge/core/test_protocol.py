@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from judge.core.protocol import MAGIC, StreamLimits, encode_frame, parse_stream
+from judge.core.protocol import MAGIC, HeadScanner, StreamLimits, encode_frame, parse_stream
 
 
 def _raw_frame(head: bytes, blob: bytes = b"") -> bytes:
@@ -154,3 +154,27 @@ def test_bools_other_than_0_and_1_are_refused() -> None:
     blob = _safetensors({"b": {"dtype": "BOOL", "shape": [2], "data_offsets": [0, 2]}}, b"\x01\x07")
     parsed = parse_stream(_raw_frame(b'{"kind": "case"}', blob))
     assert parsed.error is not None and "bools" in parsed.error
+
+
+def test_the_head_scanner_reads_heads_as_bytes_come_and_skips_blobs() -> None:
+    data = (
+        encode_frame({"kind": "hello"})
+        + encode_frame({"kind": "case", "case": "a"}, {"0": torch.ones(300)})
+        + encode_frame({"kind": "case", "case": "b"})
+    )
+    for step in (1, 7, 1000, len(data)):
+        scanner = HeadScanner()
+        heads = []
+        for i in range(0, len(data), step):
+            heads += scanner.feed(data[i : i + step])
+        assert [h.get("case", h["kind"]) for h in heads] == ["hello", "a", "b"], step
+        assert not scanner.stopped
+
+
+def test_the_head_scanner_stops_at_bytes_that_are_not_a_frame() -> None:
+    scanner = HeadScanner()
+    assert scanner.feed(encode_frame({"kind": "hello"}) + b"NOPE" + b"\0" * 20) == [{"kind": "hello"}]
+    assert scanner.stopped
+    assert scanner.feed(encode_frame({"kind": "case", "case": "a"})) == []
+    broken = HeadScanner()
+    assert broken.feed(_raw_frame(b"{not json")) == [] and broken.stopped

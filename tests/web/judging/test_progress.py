@@ -3,15 +3,18 @@ when its public cases are done; the progress goes when the result comes."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from judge.core.grading import Progress
 from tests.web.judging.test_queue import add_jobs, report
 from web.db import make_engine, make_sessionmaker, transaction
 from web.judging import queue
+from web.judging.progress import ProgressWriter
 from web.migrate import upgrade
 from web.submissions.models import Submission
 from web.submissions.views import detail
@@ -60,3 +63,23 @@ def test_a_lost_lease_writes_no_progress(factory: sessionmaker[Session]) -> None
         assert sub is not None
         sub.lease_token = "someone-else"
     assert not queue.record_progress(factory, claimed, {"done": 1, "total": 2, "stage": "hidden"})
+
+
+def test_the_writer_is_quiet_at_first_then_paced_and_keeps_the_latest() -> None:
+    written: list[Progress] = []
+    with ProgressWriter(written.append, quiet_s=0.2, every_s=0.1) as writer:
+        for n in range(1, 4):
+            writer(Progress(n, 10, "public"))
+        assert written == []  # a judgement over by now writes nothing
+        time.sleep(0.3)
+        assert written == [Progress(3, 10, "public")]  # the timer wrote the latest
+        writer(Progress(4, 10, "hidden"))  # due: written at once
+        writer(Progress(5, 10, "hidden"))  # too soon: the timer's
+        assert written[-1] == Progress(4, 10, "hidden")
+        time.sleep(0.3)
+        assert written[1:] == [Progress(4, 10, "hidden"), Progress(5, 10, "hidden")]
+        writer(Progress(6, 10, "hidden"))  # due again: at once
+        writer(Progress(7, 10, "hidden"))  # pending when the judgement ends
+    writer(Progress(8, 10, "hidden"))  # closed: the result is coming, nothing more is written
+    time.sleep(0.2)
+    assert written[-1] == Progress(6, 10, "hidden")

@@ -168,9 +168,18 @@ def switch_language(page: Page) -> None:
     ready(page)
 
 
+def show_view(page: Page, view: str) -> None:
+    """On one column (a tablet, a phone) the problem page shows one of its Statement | Code |
+    Results views: choose `view`. On a laptop every pane is shown and nothing is clicked."""
+    tab = page.locator(f"[data-narrow-tabs] [data-view={view}]")
+    if tab.count() and tab.is_visible():
+        tab.click()
+
+
 def set_code(page: Page, code: str) -> None:
     """What a learner does with code from their own editor: select all, paste."""
-    page.locator(".cm-content").click()
+    show_view(page, "code")
+    page.locator(".cm-content").first.click()
     page.keyboard.press("Control+A")
     page.keyboard.insert_text(code)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,31 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.web.factories import unique_name
 from tests.web.pages.sizes import SIZES
-from tests.web.pages.test_browser import JUDGED_S, Site, ready, register_via_ui, serving_site, set_code
+from tests.web.pages.test_browser import (
+    JUDGED_S,
+    Site,
+    ready,
+    register_via_ui,
+    serving_site,
+    set_code,
+    show_view,
+    switch_language,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 WRONG = (REPO / "problems/204-rmsnorm/solutions/wrong/layernorm_mean_subtraction.py").read_text()
+# Correct, and slow on purpose (a pause in every call): a judgement of several seconds, whose
+# cases a waiting learner sees reported one by one.
+SLOW = "import time as _t\n" + (REPO / "problems/204-rmsnorm/reference.py").read_text().replace(
+    "def _normalize_fp32(x: torch.Tensor, eps: float) -> torch.Tensor:\n",
+    "def _normalize_fp32(x: torch.Tensor, eps: float) -> torch.Tensor:\n    _t.sleep(0.1)\n",
+)
+LIVE = {
+    "zh": re.compile(r"已完成 (\d+) / 20 个用例"),
+    "en": re.compile(r"(\d+) of 20 cases done"),
+}
 # Imports none of 209's parts: it writes its own norm, rope and attention.
 SELF_WRITTEN = (REPO / "problems/209-gated-gqa/solutions/accepted/production_llama_style.py").read_text()
 
@@ -48,14 +68,13 @@ def shots_at_every_size(page: Page, site: Site, name: str) -> None:
     page.set_viewport_size(SIZES["desktop"])
 
 
-RUNNING = {"status": "running", "progress": {"done": 6, "total": 20, "stage": "hidden"}}
 QUEUED = {"status": "queued", "progress": None, "ahead": 2}
 SUBMISSION_READ = re.compile(r".*/api/submissions/\d+\?lang=[a-z]+$")
 
 
-def fake_progress(page: Page, state: dict[str, object] = RUNNING) -> None:
-    """The first read of the next submission answers `state` (a judgement on the local backend
-    is over before a person could read where it is); later reads are the server's."""
+def fake_progress(page: Page, state: dict[str, object]) -> None:
+    """The first read of the next submission answers `state` (with one worker and nobody else,
+    no real submission waits in a queue); later reads are the server's."""
     seen = {"n": 0}
 
     def handle(route: Route) -> None:
@@ -71,21 +90,27 @@ def fake_progress(page: Page, state: dict[str, object] = RUNNING) -> None:
     page.route(SUBMISSION_READ, handle)
 
 
-def test_a_failing_public_case_shows_what_was_compared(browser: Browser, site: Site) -> None:
+@contextmanager
+def learner_on_204(browser: Browser, site: Site, name: str) -> Iterator[Page]:
+    """A new learner on 204's page at the desktop size; fails on any script error."""
     context = browser.new_context(base_url=site.url, viewport=SIZES["desktop"])
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
-        register_via_ui(page, unique_name("cmp"))
+        register_via_ui(page, unique_name(name))
         page.goto("/problems/204")
         ready(page)
+        yield page
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_a_failing_public_case_shows_what_was_compared(browser: Browser, site: Site) -> None:
+    with learner_on_204(browser, site, "cmp") as page:
         set_code(page, WRONG)
-        fake_progress(page)
         page.get_by_role("button", name="提交").click()
-        waiting = page.get_by_test_id("waiting-text")
-        expect(waiting).to_contain_text("公开用例已完成（20 个用例中的 6 个）；正在运行隐藏用例")
-        page.screenshot(path=site.shots / "progress-zh-desktop.png")
         summary = page.get_by_test_id("summary")
         expect(summary).to_contain_text("答案错误", timeout=JUDGED_S)
         expect(page.get_by_test_id("summary-time")).to_contain_text("你的代码在公开用例上的用时")
@@ -131,7 +156,9 @@ def test_a_failing_public_case_shows_what_was_compared(browser: Browser, site: S
         # On a phone, in English: a Run waiting behind others says so.
         page.set_viewport_size(SIZES["phone"])
         fake_progress(page, QUEUED)
+        show_view(page, "code")
         page.locator("#run").click()
+        show_view(page, "results")
         expect(page.get_by_test_id("waiting-text")).to_have_text("Waiting in the queue behind 2 submissions…")
         page.locator("#status").scroll_into_view_if_needed()
         page.screenshot(path=site.shots / "progress-en-phone.png")
@@ -155,6 +182,38 @@ def test_a_failing_public_case_shows_what_was_compared(browser: Browser, site: S
             expect(item).not_to_contain_text("missing")
         used.scroll_into_view_if_needed()
         page.screenshot(path=site.shots / "parts-self-written-en-tablet.png")
-    finally:
-        context.close()
-    assert not errors, errors
+
+
+def test_a_long_judgement_reports_its_cases_as_they_finish(browser: Browser, site: Site) -> None:
+    """No faked state: a slow correct solution, judged for real; while it runs, the status line
+    counts the cases that have reported (and the bar with it), at every size in both languages."""
+    assert "_t.sleep(0.1)" in SLOW
+    with learner_on_204(browser, site, "live") as page:
+        for lang in ("zh", "en"):
+            if lang == "en":
+                page.set_viewport_size(SIZES["desktop"])
+                switch_language(page)
+                ready(page)
+            set_code(page, SLOW)
+            page.locator("#submit").click()
+            waiting = page.get_by_test_id("waiting-text")
+            counts: list[int] = []
+            for size in ("desktop", "tablet", "phone"):
+                page.set_viewport_size(SIZES[size])
+                show_view(page, "results")  # the status line heads the results
+                page.locator("#status").scroll_into_view_if_needed()
+                expect(waiting).to_have_text(LIVE[lang], timeout=JUDGED_S)
+                found = LIVE[lang].search(waiting.inner_text())
+                assert found is not None
+                counts.append(int(found.group(1)))
+                expect(page.get_by_test_id("progress-bar")).to_be_visible()
+                box = page.locator("#status").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= SIZES[size]["width"] + 1
+                page.screenshot(path=site.shots / f"progress-live-{lang}-{size}.png")
+                page.wait_for_timeout(400)
+            assert counts == sorted(counts) and 1 <= counts[0] < 20, counts
+            summary = page.get_by_test_id("summary")
+            show_view(page, "results")
+            expect(summary).to_contain_text("通过" if lang == "zh" else "Accepted", timeout=JUDGED_S)
+            expect(waiting).to_have_count(0)
+            expect(page.get_by_test_id("progress-bar")).to_have_count(0)

@@ -29,6 +29,7 @@ from tests.web.pages.test_browser import (
     ready,
     register_via_ui,
     serving_site,
+    show_view,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -105,6 +106,7 @@ def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, s
 
 def fits_a_phone(page: Page, site: Site, shot: str) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
+    show_view(page, "results")
     page.get_by_test_id("scratch-output").scroll_into_view_if_needed()
     overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the page is {overflow}px wider than a phone's screen"
@@ -142,13 +144,6 @@ def in_language(page: Page, lang: str) -> None:
     ready(page)
 
 
-def narrow_view(page: Page, view: str) -> None:
-    """On a narrow screen the page shows one of Statement | Code | Results at a time."""
-    tabs = page.locator("[data-narrow-tabs]")
-    if tabs.count() and tabs.is_visible():
-        page.locator(f"#view-{view}").click()
-
-
 def test_each_problems_own_snippet_and_its_public_cases_run(page: Page, site: Site) -> None:
     register_via_ui(page, unique_name("snippets"))
     for size, lang, problem, what in TRIES:
@@ -158,9 +153,9 @@ def test_each_problems_own_snippet_and_its_public_cases_run(page: Page, site: Si
         ready(page)
         in_language(page, lang)
         examples = page.request.get(f"/api/scratch/examples/{problem}").json()
-        narrow_view(page, "code")
+        show_view(page, "code")
         type_into(page, "#editor", reference(problem))
-        narrow_view(page, "results")
+        show_view(page, "results")
         page.get_by_role("tab", name=TAB[lang]).click()
         snippet = page.locator("#scratch-editor .cm-content")
         # The package's own example, not one template for every problem.

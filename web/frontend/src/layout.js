@@ -1,11 +1,11 @@
 // The problem page's layout (issue 31, items 2 and 6), started by main.js after the other parts.
 // - On a laptop: two splitters, statement | workspace and editor / results, dragged with a mouse
 //   or a finger or moved with the arrow keys, remembered in this browser (localStorage).
-// - On a tablet-wide screen (one column, 641-960 px): Statement | Code | Results tabs instead of
-//   the whole statement above the editor; the choice lasts while the browser tab is open
+// - On one column (a tablet or a phone, up to 960 px): Statement | Code | Results views instead
+//   of the whole statement above the editor; the choice lasts while the browser tab is open
 //   (sessionStorage: a language switch reloads the page), and the Results tab shows a badge when
-//   a result comes while another view is chosen. A phone keeps the one long column, with the
-//   dock's "Back to the code" (problem.js).
+//   a result comes while another view is chosen. Without the script, the page stays one long
+//   column.
 // - Whenever a result is drawn: the first failing case is brought into view, its message,
 //   diagnosis and hint come first, case names may wrap after "_" (never inside a word), and
 //   each error map learns its size (CSS draws it).
@@ -14,9 +14,8 @@
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
-// One column (app.css stacks the panes below 961 px), wider than a phone: layout.css shows the
-// views in this range only.
-const NARROW = "(min-width: 641px) and (max-width: 960px)";
+// One column (app.css stacks the panes below 961 px): layout.css shows the views in this range.
+const NARROW = "(max-width: 960px)";
 const STORE = "llm-judge:layout:";
 const KEY_STEP = 0.02;
 const PAGE_STEP = 0.1;

@@ -6,7 +6,7 @@ import { createEditor } from "./editor.js";
 import { siteLanguage, t } from "./i18n.js";
 import { formatTime } from "./time.js";
 import { readDraft, takeGuestDraft, writeDraft } from "./drafts.js";
-import { badge, errorLine, follow, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
+import { badge, errorLine, follow, progressBar, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
 
 const SAVE_DELAY_MS = 800;
 // The submission the results dock shows, kept across the language switch (a form that reloads
@@ -124,7 +124,7 @@ export async function initProblem(data) {
       const sub = await follow(api, accepted.id, (s) => {
         if (s.status !== "done") {
           setStatus(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
-            " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, mode)), " ", clock.el);
+            " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, mode)), " ", progressBar(s), " ", clock.el);
         }
       });
       clock.stop();

@@ -236,7 +236,7 @@ function timeLine(sub) {
 }
 
 // While a submission waits or runs: where it is, in words ("behind 2 submissions in the queue",
-// "public cases done (6 of 20); hidden cases running").
+// "7 of 20 cases done: public cases done, hidden cases running").
 export function waitingText(sub, mode) {
   if (sub.status === "queued") {
     return sub.ahead
@@ -246,11 +246,21 @@ export function waitingText(sub, mode) {
   if (sub.status === "running") {
     const p = sub.progress;
     if (p && p.stage === "hidden") {
-      return t("Public cases done ({done} of {total} cases); hidden cases running…", { done: p.done, total: p.total });
+      return t("{done} of {total} cases done: public cases finished, hidden cases running…", { done: p.done, total: p.total });
     }
+    if (p && mode === "run") return t("{done} of {total} public cases done…", { done: p.done, total: p.total });
+    if (p) return t("{done} of {total} cases done: the public ones run first…", { done: p.done, total: p.total });
     return mode === "run" ? t("Running the public cases…") : t("Running the public cases first…");
   }
   return "";
+}
+
+// The same progress as a bar (for the eye; the words above are what a screen reader reads).
+export function progressBar(sub) {
+  const p = sub.progress;
+  if (sub.status !== "running" || !p || !(p.total > 0)) return null;
+  return h("progress", { class: "judging", max: String(p.total), value: String(Math.min(p.done, p.total)),
+    "aria-hidden": "true", "data-testid": "progress-bar" });
 }
 
 export function renderResults(container, sub, { onGoToLine } = {}) {

@@ -3,7 +3,7 @@ import { api, explain } from "./api.js";
 import { h } from "./dom.js";
 import { createEditor } from "./editor.js";
 import { t } from "./i18n.js";
-import { badge, follow, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
+import { badge, follow, progressBar, renderResults, statusText, verdictLabel, waitingText } from "./results.js";
 
 export async function initSubmission(data) {
   const sub = data.submission;
@@ -15,7 +15,7 @@ export async function initSubmission(data) {
   const show = (s) => {
     if (s.status !== "done") {
       status.replaceChildren(h("span", { class: "badge pending", "data-status": s.status }, statusText(s.status)),
-        " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, s.mode)));
+        " ", h("span", { "data-testid": "waiting-text" }, waitingText(s, s.mode)), " ", progressBar(s));
       return;
     }
     status.replaceChildren(badge(s.verdict), " ", verdictLabel(s.verdict));
