@@ -10,7 +10,6 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,68 +112,97 @@ def _parts(problem: Problem, given: list[str]) -> list[PartSource]:
 
 def _validate(args: argparse.Namespace, settings: JudgeSettings) -> int:
     from judge.authoring.package import all_problem_dirs
-    from judge.authoring.validate import render_validation, validate_package
-    from judge.backends import make_backend
+    from judge.authoring.validate import Scope, render_validation
+    from judge.authoring.validating import Validator, say
 
     dirs = [Path(d) for d in args.dirs]
     if args.all:
         dirs += all_problem_dirs(settings.problems_dir)
     if not dirs:
         raise UsageError("name package folders or pass --all")
-    jobs = max(1, min(args.jobs, len(dirs)))
-    # Each package's judgements wait on a sandbox; with several packages at once every ready
-    # sandbox (and core) has work. At least as many ready sandboxes as packages in flight.
-    sandbox = settings.sandbox
-    if jobs > sandbox.pool_size:
-        sandbox = sandbox.model_copy(update={"pool_size": jobs})
-    backend, _ = make_backend(args.backend or settings.backend, sandbox)
+    try:
+        scope = Scope(quick=args.quick, only=frozenset(args.only or ()))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    validator = Validator(settings, args.backend or settings.backend, scope, args.fresh, args.jobs)
     done = [0]
     lock = threading.Lock()
 
-    def validate(d: Path) -> Validation:
-        started = time.monotonic()
-        result = validate_package(d, backend, settings)
+    def progress(d: Path, result: Validation, seconds: float) -> None:
         with lock:
             done[0] += 1
             # One line per package as it ends (on stderr: --json keeps stdout for the report).
-            print(
+            say(
                 f"[{done[0]}/{len(dirs)}] {d.name}: {'sound' if result.ok else 'NOT SOUND'}"
-                f"{_mutation_line(result)} ({time.monotonic() - started:.1f} s)",
-                file=sys.stderr,
-                flush=True,
+                f"{_mutation_line(result)} ({seconds:.1f} s)"
             )
-        return result
 
     try:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="validate") as pool:
-            results = list(pool.map(validate, dirs))  # in the order asked for, whatever ends first
-    finally:
-        backend.close()
-    if args.json:
-        import json
+        results = validator.many(dirs, progress)
+        if args.json:
+            import json
 
-        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
-    else:
-        print(render_validation(results))
+            print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+        else:
+            print(render_validation(results))
+        if args.watch:
+            return _watch(validator, dirs, results)
+    finally:
+        validator.close()
     return 0 if all(r.ok for r in results) else 1
 
 
+def _watch(validator: Any, dirs: list[Path], results: list[Validation]) -> int:
+    """Re-validate each package whose files (or whose parts' files) change, printing only what
+    changed, until interrupted."""
+    from judge.authoring.validate import render_validation
+    from judge.authoring.validating import changed_checks, roots_of, say
+    from judge.authoring.watch import changes
+
+    last = dict(zip(dirs, results, strict=True))
+    roots = {d: roots_of(d) for d in dirs}
+    say("watching for saves (Ctrl+C stops)")
+    try:
+        for changed in changes({r for rs in roots.values() for r in rs}):
+            touched = [d for d in dirs if any(Path(p).is_relative_to(r) for p in changed for r in roots[d])]
+            for d in touched:
+                started = time.monotonic()
+                result = validator.one(d)
+                lines = changed_checks(last[d], result)
+                head = render_validation([result]).splitlines()[0]
+                print(f"{head}  ({time.monotonic() - started:.1f} s)", flush=True)
+                print("\n".join(lines) if lines else "  (no check changed)", flush=True)
+                last[d] = result
+                roots[d] = roots_of(d)  # a part added or removed
+    except KeyboardInterrupt:
+        pass
+    return 0 if all(r.ok for r in last.values()) else 1
+
+
 def _mutation_line(result: Validation) -> str:
-    score = result.mutants
-    if score is None:
+    score = result.to_dict().get("mutants")  # a report read back has its counts, not its mutants
+    if not score:
         return ""
     return (
-        f", mutants {len(score.killed)}/{score.generated} killed, {len(score.declared_survivors)} "
-        f"equivalent, {len(score.survivors)} survived"
+        f", mutants {score['killed']}/{score['generated']} killed, {score['equivalent']} equivalent, "
+        f"{score['survived']} survived"
     )
 
 
 def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
     from judge.authoring.scaffold import scaffold
 
-    path = scaffold(args.id, args.slug, Path(args.dir) if args.dir else settings.problems_dir)
+    if len(args.names) > 2:
+        raise UsageError(
+            "judge new takes [ID] SLUG, e.g. `judge new scaled-square` or `judge new 301 scaled-square`"
+        )
+    problem_id, slug = (None, args.names[0]) if len(args.names) == 1 else args.names
+    path = scaffold(problem_id, slug, Path(args.dir) if args.dir else settings.problems_dir)
     print(f"created {path}")
-    print(f"next: edit its files, then run `judge validate {path}` until every check passes")
+    print("next: write its statements, reference, cases and known mistakes (each file says what goes in it);")
+    print(f"  judge preview {path}                  the page as learners will see it, live")
+    print(f"  judge validate --quick --watch {path}  checks as you save (no mutants)")
+    print(f"  judge validate {path}                 every check, until the package is sound")
     return 0
 
 
@@ -262,11 +290,36 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.cpu_count() or 1,
         help="packages validated at once (default: one per core)",
     )
+    val.add_argument(
+        "--quick",
+        action="store_true",
+        help="structure, the reference's determinism, accepted and wrong solutions: no mutants, "
+        "scratch snippets or properties (seconds, not minutes)",
+    )
+    val.add_argument(
+        "--only",
+        action="append",
+        metavar="CHECK",
+        help="run this check (and what it needs) and report it alone; repeatable (e.g. --only wrong)",
+    )
+    val.add_argument(
+        "--watch", action="store_true", help="validate again on every save, printing what changed"
+    )
+    val.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every check even when the package is unchanged since its last validation",
+    )
     val.set_defaults(func=_validate)
 
     new = sub.add_parser("new", help="scaffold a new problem package")
-    new.add_argument("id", help="numeric id, e.g. 301")
-    new.add_argument("slug", help="lowercase-with-dashes, e.g. kv-cache")
+    new.add_argument(
+        "names",
+        nargs="+",
+        metavar="[ID] SLUG",
+        help="an optional numeric id (default: the folder's next free one) and a lowercase-with-dashes "
+        "slug, e.g. `301 kv-cache` or `kv-cache`",
+    )
     new.add_argument("--dir", help="where to create it (default: the problems folder)")
     new.set_defaults(func=_new)
     kit = sub.add_parser("kit", help="write the offline practice kit (practice/) for learners")

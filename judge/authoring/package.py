@@ -88,6 +88,44 @@ class MutantsSpec(_Strict):
         return v
 
 
+class Lowered(_Strict):
+    """A bar of `judge validate` a package lowers, and why (the admin page shows the reason)."""
+
+    value: int = Field(ge=0)
+    reason: Reason
+
+    @field_validator("reason")
+    @classmethod
+    def _written(cls, v: str) -> str:
+        if v.upper().startswith("TODO"):
+            raise ValueError("the reason is still TODO: say why this package needs fewer")
+        return v
+
+
+class ValidationSpec(_Strict):
+    """`[validation]`: the coverage bars a small package may lower, each with its reason. The
+    defaults and floors are judge.authoring.validation.files' (docs/authoring.md says why);
+    `judge validate` refuses a value above the default (it lowers nothing) or below the floor."""
+
+    min_public: Lowered | None = None
+    min_hidden: Lowered | None = None
+    min_accepted: Lowered | None = None
+    min_wrong: Lowered | None = None
+
+    def lowered(self) -> dict[str, Lowered]:
+        """The bars this package lowers, by name (`min_hidden`, ...)."""
+        return {
+            name: bar
+            for name, bar in (
+                ("min_public", self.min_public),
+                ("min_hidden", self.min_hidden),
+                ("min_accepted", self.min_accepted),
+                ("min_wrong", self.min_wrong),
+            )
+            if bar is not None
+        }
+
+
 # The properties of the cases that `judge validate` checks (judge.authoring.properties, issue 28). A package
 # may waive one, or one argument (`"arguments:RMSNorm.eps"`), where its statement rules the property
 # out, with the reason in words: `[waivers]` maps the name to it, and the admin page shows it.
@@ -174,6 +212,8 @@ class ProblemSpec(_Strict):
     # The scratch cell's snippets (ScratchSpec); a package without them opens the cell on a
     # generic snippet, and `judge validate` warns.
     scratch: ScratchSpec | None = None
+    # Coverage bars lowered for a small package, each with its reason (ValidationSpec).
+    validation: ValidationSpec = ValidationSpec()
 
     @field_validator("entry_points", "forbidden", "tags", "parts", "prerequisites", "data")
     @classmethod

@@ -101,13 +101,22 @@ def test_validate_all_shipped_packages(env: dict[str, str]) -> None:
 def test_new_scaffold_is_guided_by_validate(env: dict[str, str], tmp_path: Path) -> None:
     made = judge_cli(env, "new", "950", "kv-cache", "--dir", str(tmp_path))
     assert made.returncode == 0, made.stderr
+    assert "judge preview" in made.stdout and "--quick --watch" in made.stdout
     res = judge_cli(env, "validate", str(tmp_path / "950-kv-cache"), "--backend", "local", "--json")
     assert res.returncode == 1
     checks = {c["name"]: c for c in json.loads(res.stdout)[0]["checks"]}
     assert not checks["statements"]["ok"] and "TODO" in checks["statements"]["detail"]
-    assert not checks["solutions"]["ok"] and "solutions/wrong" in checks["solutions"]["detail"]
+    assert (
+        not checks["coverage"]["ok"]
+        and "wrong solutions (solutions/wrong/): 1 < 3" in checks["coverage"]["detail"]
+    )
     assert not checks["problem.toml"]["ok"] and "chapter" in checks["problem.toml"]["detail"]
     assert checks["reference"]["ok"] and checks["starter"]["ok"]
+    # The scaffold's own known mistake is caught and shown its hint; its cases kill the mutants.
+    assert checks["wrong/times_three"]["ok"] and checks["mutants"]["ok"], checks["mutants"]["detail"]
+    # Without an id: the folder's next free one.
+    again = judge_cli(env, "new", "scaled-square", "--dir", str(tmp_path))
+    assert again.returncode == 0 and (tmp_path / "951-scaled-square").is_dir(), again.stderr
 
 
 @pytest.mark.docker

@@ -17,10 +17,12 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from judge.core.verdicts import Verdict
 from tests.paths import REPO_ROOT
 from web.app import create_app
+from web.auth.models import User
 from web.judging.records import StoredReport
 from web.platform import Platform
 from web.settings import WebSettings
@@ -78,6 +80,16 @@ def register(
     res = client.post("/api/auth/token", json={"username": username, "password": password, **asked})
     assert res.status_code == 201, res.text
     return username, res.json()["token"]
+
+
+def make_admin(client: TestClient) -> tuple[str, str]:
+    """A new account made admin in the database: (its name, its API token)."""
+    name, token = register(client, unique_name("admin"))
+    with platform_of(client).factory() as session, session.begin():
+        user = session.scalar(select(User).where(User.username == name))
+        assert user is not None
+        user.role = "admin"
+    return name, token
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -17,15 +17,14 @@ from tests.factories import make_package
 from tests.web.factories import (
     PASSWORD,
     bearer,
+    make_admin,
     make_client,
     make_settings,
     platform_of,
     register,
     submit,
-    unique_name,
     wait_done,
 )
-from web.auth.models import User
 from web.problems.models import ProblemVersion
 from web.settings import WebSettings
 
@@ -47,16 +46,6 @@ def version_2(package: Path) -> None:
     toml = package / "problem.toml"
     text = toml.read_text().replace("version = 1", "version = 2")
     toml.write_text(text + f'\n[changes.2]\nzh = "{NOTE["zh"]}"\nen = "{NOTE["en"]}"\n')
-
-
-def make_admin(client: TestClient) -> tuple[str, str]:
-    """A new account made admin in the database: (its name, its API token)."""
-    name, token = register(client, unique_name("admin"))
-    with platform_of(client).factory() as session, session.begin():
-        user = session.scalar(select(User).where(User.username == name))
-        assert user is not None
-        user.role = "admin"
-    return name, token
 
 
 def problem(client: TestClient, token: str) -> dict[str, Any]:

@@ -60,8 +60,8 @@ def rejudge_problem(problem_id: DbText, _admin: AdminDep, db: DbDep, notices: No
 
 
 @router.get("/problems", response_model=list[AdminProblem])
-def problems(_admin: AdminDep, db: DbDep) -> list[AdminProblem]:
-    return service.problems(db)
+def problems(_admin: AdminDep, db: DbDep, offered: ProblemsDep) -> list[AdminProblem]:
+    return service.problems(db, offered)
 
 
 @router.post("/problems/{problem_id}/validate", status_code=202, response_model=ValidationOut)

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from judge.authoring.package import Problem
+from judge.authoring.validation.files import BARS
 from web.auth.models import User
 from web.errors import not_found
 from web.judging import queue
@@ -47,12 +48,34 @@ class ValidationOut(BaseModel):
     error: str
 
 
+class LoweredBar(BaseModel):
+    """A coverage bar the package lowers in its `[validation]`, and why."""
+
+    key: str  # its name in `[validation]`: min_public, min_hidden, min_accepted, min_wrong
+    value: int
+    default: int
+    reason: str
+
+
 class AdminProblem(BaseModel):
     id: str
     title_zh: str
     title_en: str
     version: str
     validation: ValidationOut | None  # the newest validation of the current version
+    lowered: list[LoweredBar] = []
+
+
+def lowered_bars(problem: Problem | None) -> list[LoweredBar]:
+    """What the package's `[validation]` lowers (an admin should see it beside "Sound")."""
+    if problem is None:
+        return []
+    mine = problem.spec.validation.lowered()
+    return [
+        LoweredBar(key=bar.key, value=mine[bar.key].value, default=bar.default, reason=mine[bar.key].reason)
+        for bar in BARS
+        if bar.key in mine
+    ]
 
 
 def users(db: Session) -> list[AdminUser]:
@@ -114,8 +137,9 @@ def validation_out(v: ProblemValidation) -> ValidationOut:
     )
 
 
-def problems(db: Session) -> list[AdminProblem]:
-    """Every offered problem with the newest validation of its current version."""
+def problems(db: Session, offered: dict[str, Problem]) -> list[AdminProblem]:
+    """Every offered problem with the newest validation of its current version, and the bars
+    its package lowers."""
     versions = current_versions(db)
     found = validation.latest(db, [v.id for v in versions])
     return [
@@ -125,6 +149,7 @@ def problems(db: Session) -> list[AdminProblem]:
             title_en=v.title_en,
             version=v.content_hash,
             validation=validation_out(found[v.id]) if v.id in found else None,
+            lowered=lowered_bars(offered.get(v.problem_id)),
         )
         for v in versions
     ]

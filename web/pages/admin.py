@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from web.admin import service
-from web.deps import DbDep
+from web.deps import DbDep, ProblemsDep
 from web.pages.common import PageAdminDep, to_login
 from web.pages.templating import render
 
@@ -14,7 +14,7 @@ router = APIRouter(include_in_schema=False)
 
 
 @router.get("/admin", response_class=HTMLResponse)
-def admin_page(request: Request, principal: PageAdminDep, db: DbDep) -> Response:
+def admin_page(request: Request, principal: PageAdminDep, db: DbDep, offered: ProblemsDep) -> Response:
     if principal is None:
         return to_login(request)
     return render(
@@ -24,5 +24,5 @@ def admin_page(request: Request, principal: PageAdminDep, db: DbDep) -> Response
         users=service.users(db),
         counts=service.submission_counts(db),
         submissions=service.all_submissions(db, None, 100),
-        problems=service.problems(db),
+        problems=service.problems(db, offered),
     )

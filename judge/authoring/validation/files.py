@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.authoring.package import PackageError, Problem, SolutionFile
+from judge.authoring.package import PackageError, Problem, SolutionFile, ValidationSpec
 from judge.authoring.solutions import notes_check
 from judge.authoring.statement import problems_in
 from judge.authoring.validation.diagnostics import Diagnostics
@@ -21,6 +21,27 @@ MIN_PUBLIC = 2
 MIN_HIDDEN = 6
 MIN_ACCEPTED = 1
 MIN_WRONG = 3
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One coverage bar: its default, and the floor a package's `[validation]` may lower it to
+    (with a reason). Below the floor nothing is checked at all: a hidden case is what makes a
+    verdict more than the public cases' word, and a known mistake is what a hint comes from."""
+
+    key: str  # its name in `[validation]`
+    counted: str  # its count in `counts()`
+    what: str
+    default: int
+    floor: int
+
+
+BARS = (
+    Bar("min_public", "public", "public cases", MIN_PUBLIC, 1),
+    Bar("min_hidden", "hidden", "hidden cases", MIN_HIDDEN, 1),
+    Bar("min_accepted", "accepted", "accepted alternatives (solutions/accepted/)", MIN_ACCEPTED, 0),
+    Bar("min_wrong", "wrong", "wrong solutions (solutions/wrong/)", MIN_WRONG, 1),
+)
 
 
 @dataclass(frozen=True)
@@ -161,19 +182,33 @@ def counts(cases: list[Case], accepted: list[SolutionFile], wrong: list[Solution
     }
 
 
-def check_coverage(out: Diagnostics, n: dict[str, int]) -> None:
-    """Enough cases and solutions of each kind (the MIN_* bar above)."""
-    short = [
-        f"{what}: {have} < {need}"
-        for what, have, need in (
-            ("public cases", n["public"], MIN_PUBLIC),
-            ("hidden cases", n["hidden"], MIN_HIDDEN),
-            ("accepted alternatives (solutions/accepted/)", n["accepted"], MIN_ACCEPTED),
-            ("wrong solutions (solutions/wrong/)", n["wrong"], MIN_WRONG),
+def check_coverage(out: Diagnostics, n: dict[str, int], spec: ValidationSpec) -> None:
+    """Enough cases and solutions of each kind: the bars above, or what the package's
+    `[validation]` lowers them to (between the floor and the default, with a reason)."""
+    lowered = spec.lowered()
+    wrong_bars = [
+        f"[validation] {bar.key} = {lowered[bar.key].value}: "
+        + (
+            f"the default is {bar.default}; a package may only lower it"
+            if lowered[bar.key].value > bar.default
+            else f"below the floor of {bar.floor}"
         )
-        if have < need
+        for bar in BARS
+        if bar.key in lowered and not bar.floor <= lowered[bar.key].value <= bar.default
     ]
+    short = []
+    for bar in BARS:
+        need = lowered[bar.key].value if bar.key in lowered else bar.default
+        if n[bar.counted] < need:
+            short.append(f"{bar.what}: {n[bar.counted]} < {need}")
     summary = (
         f"{n['public']} public and {n['hidden']} hidden cases, {n['accepted']} accepted, {n['wrong']} wrong"
     )
-    out.outcome("coverage", not short, summary + ("" if not short else "; too few " + "; ".join(short)))
+    if lowered:
+        summary += "; lowered: " + "; ".join(
+            f"{bar.what} {lowered[bar.key].value} (default {bar.default}): {lowered[bar.key].reason}"
+            for bar in BARS
+            if bar.key in lowered
+        )
+    problems = wrong_bars + (["too few " + "; ".join(short)] if short else [])
+    out.outcome("coverage", not problems, "; ".join([summary, *problems]))

@@ -318,7 +318,7 @@ def test_validate_reports_the_properties_per_package(tmp_path: Path) -> None:
     from tests.factories import local_backend
 
     pkg = package(tmp_path, without="two_instances", waivers='length_one = "not waived for a reason"')
-    v = validate_package(pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"), min_mutants=0)
+    v = validate_package(pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"))
     checks = {c.name: c for c in v.checks}
     assert checks["reference"].ok and not checks["properties"].ok, checks["properties"].detail
     detail = checks["properties"].detail

@@ -96,9 +96,7 @@ def test_a_package_with_no_accepted_file_needs_the_reference_note_only(tmp_path:
 @pytest.mark.slow
 def test_validate_refuses_a_package_without_notes_and_only_for_that(tmp_path: Path) -> None:
     pkg = make_package(tmp_path, accepted={"sum": ACCEPTED["sum"]}, notes="")
-    result = validate_package(
-        pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"), min_mutants=0
-    )
+    result = validate_package(pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"))
     checks = {c.name: c for c in result.checks}
     assert not checks["notes"].ok
     assert "no [reference] note" in checks["notes"].detail

@@ -8,7 +8,6 @@ import pytest
 
 from judge.authoring.validate import (
     MIN_HIDDEN,
-    MIN_MUTANTS,
     MIN_PUBLIC,
     MIN_WRONG,
     Validation,
@@ -43,7 +42,7 @@ def settings(tmp_path: Path) -> JudgeSettings:
 
 def validate(pkg: Path, tmp_path: Path) -> Validation:
     """The tiny `2x` reference has a handful of mutants; the bar on their number is tested apart."""
-    return validate_package(pkg, local_backend(), settings(tmp_path), min_mutants=0)
+    return validate_package(pkg, local_backend(), settings(tmp_path))
 
 
 def checks(result: object) -> dict[str, dict[str, object]]:
@@ -96,11 +95,11 @@ def test_a_misspelt_forbidden_api_is_reported_not_ignored(tmp_path: Path) -> Non
     assert [name for name, c in checks(result).items() if not c["ok"]] == ["forbidden"]
 
 
-def test_a_reference_with_too_few_mutants_is_refused(tmp_path: Path) -> None:
+def test_a_short_reference_is_held_to_its_own_few_mutants(tmp_path: Path) -> None:
     pkg = make_package(tmp_path, cases=CASES, wrong=WRONG, accepted=ACCEPTED)
     result = validate_package(pkg, local_backend(), settings(tmp_path))
     mutants = checks(result)["mutants"]
-    assert not mutants["ok"] and f"(at least {MIN_MUTANTS})" in str(mutants["detail"])
+    assert mutants["ok"], mutants["detail"]  # a two-line reference: every mutant killed is enough
     assert result.to_dict()["mutants"] == {
         "generated": 4,
         "killed": 4,

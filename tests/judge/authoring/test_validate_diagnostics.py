@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from judge.authoring.mutation.run import MutationScore
+from judge.authoring.package import Lowered, ValidationSpec
 from judge.authoring.validate import Validation
 from judge.authoring.validation.diagnostics import Diagnostics
 from judge.authoring.validation.files import check_coverage, load_package
@@ -56,15 +57,33 @@ def test_a_package_that_does_not_load_says_why_under_problem_toml(tmp_path: Path
 
 def test_coverage_below_the_bar_is_an_error_that_names_what_is_short() -> None:
     out = Diagnostics()
-    check_coverage(out, {"public": 2, "hidden": 1, "accepted": 1, "wrong": 3})
+    check_coverage(out, {"public": 2, "hidden": 1, "accepted": 1, "wrong": 3}, ValidationSpec())
     [check] = out.checks
     assert check.level == "error" and check.detail.endswith("; too few hidden cases: 1 < 6")
 
 
-def test_too_few_mutants_is_an_error_and_enough_is_a_note() -> None:
+def test_a_package_lowers_a_bar_with_its_reason_between_the_floor_and_the_default() -> None:
+    lowered = ValidationSpec(
+        min_hidden=Lowered(value=1, reason="one line of arithmetic: one hidden case checks it all"),
+        min_wrong=Lowered(value=1, reason="there is one way to get it wrong and it is listed"),
+    )
+    out = Diagnostics()
+    check_coverage(out, {"public": 2, "hidden": 1, "accepted": 1, "wrong": 1}, lowered)
+    [check] = out.checks
+    assert check.ok and "hidden cases 1 (default 6): one line of arithmetic" in check.detail
+    # Above the default lowers nothing; below the floor checks nothing: both refused.
+    for bad, said in (
+        (ValidationSpec(min_wrong=Lowered(value=4, reason="more is better, surely")), "may only lower it"),
+        (ValidationSpec(min_hidden=Lowered(value=0, reason="the public cases do")), "below the floor of 1"),
+    ):
+        out = Diagnostics()
+        check_coverage(out, {"public": 2, "hidden": 6, "accepted": 1, "wrong": 4}, bad)
+        assert not out.checks[0].ok and said in out.checks[0].detail, out.checks[0].detail
+
+
+def test_a_reference_with_nothing_to_mutate_is_an_error() -> None:
     none = MutationScore([], {})
     out = Diagnostics()
-    check_mutants(out, none, min_mutants=1)
-    check_mutants(out, none, min_mutants=0)
-    assert [c.level for c in out.checks] == ["error", "note"]
-    assert "only 0 mutants (at least 1)" in out.checks[0].detail
+    check_mutants(out, none)
+    assert [c.level for c in out.checks] == ["error"]
+    assert "no mutants" in out.checks[0].detail

@@ -147,9 +147,7 @@ def test_the_check_refuses_a_flag_computed_in_the_case(tmp_path: Path, observe: 
         "squared": '"""平方了 / You squared it."""\ndef f(x):\n    return x * x\n',
     }
     pkg = make_package(tmp_path, cases=cases, wrong=wrong, accepted={"sum": "def f(x):\n    return x + x\n"})
-    result: Validation = validate_package(
-        pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"), min_mutants=0
-    )
+    result: Validation = validate_package(pkg, local_backend(), JudgeSettings(cache_dir=tmp_path / "cache"))
     checks = {c.name: c for c in result.checks}
     assert checks["facts"].ok is ok, checks["facts"].detail
     if ok:

@@ -146,7 +146,7 @@ def validate(tmp_path: Path, **changes: Any) -> Validation:
     pkg = make_package(tmp_path, **values)
     # The base reference is tiny (a handful of mutants): the bar on their number is not what
     # this suite tests (test_validate.py does).
-    return validate_package(pkg, shared_backend(), JudgeSettings(cache_dir=tmp_path / "cache"), min_mutants=0)
+    return validate_package(pkg, shared_backend(), JudgeSettings(cache_dir=tmp_path / "cache"))
 
 
 def failing(result: Validation) -> dict[str, str]:
