@@ -161,9 +161,10 @@ def _watch(validator: Any, dirs: list[Path], results: list[Validation]) -> int:
 
     last = dict(zip(dirs, results, strict=True))
     roots = {d: roots_of(d) for d in dirs}
+    saves = changes({r for rs in roots.values() for r in rs})
     say("watching for saves (Ctrl+C stops)")
     try:
-        for changed in changes({r for rs in roots.values() for r in rs}):
+        for changed in saves:
             touched = [d for d in dirs if any(Path(p).is_relative_to(r) for p in changed for r in roots[d])]
             for d in touched:
                 started = time.monotonic()
@@ -199,10 +200,29 @@ def _new(args: argparse.Namespace, settings: JudgeSettings) -> int:
     problem_id, slug = (None, args.names[0]) if len(args.names) == 1 else args.names
     path = scaffold(problem_id, slug, Path(args.dir) if args.dir else settings.problems_dir)
     print(f"created {path}")
-    print("next: write its statements, reference, cases and known mistakes (each file says what goes in it);")
-    print(f"  judge preview {path}                  the page as learners will see it, live")
-    print(f"  judge validate --quick --watch {path}  checks as you save (no mutants)")
-    print(f"  judge validate {path}                 every check, until the package is sound")
+    print("next: write its statements, reference, cases and known mistakes (each file says what goes in it)")
+    print(f"  the page as learners will see it, live:  judge preview {path}")
+    print(f"  checks as you save (no mutants):         judge validate --quick --watch {path}")
+    print(f"  every check, until the package is sound: judge validate {path}")
+    return 0
+
+
+def _pack(args: argparse.Namespace, settings: JudgeSettings) -> int:
+    from judge.authoring.archive import ArchiveError, default_archive_name, pack, package_files
+    from judge.authoring.package import find_problem
+    from judge.core.messages import msg
+
+    problem = find_problem(args.problem, settings.problems_dir)
+    out = Path(args.out) if args.out else Path.cwd() / default_archive_name(problem)
+    try:
+        manifest = pack(problem, out)
+    except ArchiveError as exc:
+        raise UsageError(exc.text.get(args.lang)) from exc
+    files = len(package_files(problem.root))
+    done = msg(
+        "pack_done", path=out, name=manifest.name, version=manifest.version, files=files, hash=manifest.hash
+    )
+    print(done.get(args.lang))
     return 0
 
 
@@ -322,6 +342,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new.add_argument("--dir", help="where to create it (default: the problems folder)")
     new.set_defaults(func=_new)
+    pack = sub.add_parser("pack", help="write one problem package as a .tar.gz to share")
+    pack.add_argument("problem", help="problem id (204) or package folder")
+    pack.add_argument(
+        "--out", metavar="FILE", help="the archive to write (default: ./NNN-slug-vVERSION.tar.gz)"
+    )
+    pack.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    pack.set_defaults(func=_pack)
     kit = sub.add_parser("kit", help="write the offline practice kit (practice/) for learners")
     kit.add_argument("--out", required=True, help="the folder to write practice/ into")
     kit.add_argument("--server", default="http://127.0.0.1:8000", help="where the kit's --submit sends")

@@ -79,6 +79,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.platform = platform
+    app.state.preview = None  # `judge preview` sets its state here (web.preview.serve)
     install_api_docs(app)
     install_error_handlers(app, html_page=error_page)
     # Bodies are capped before any route reads them; the caps are the platform's settings.

@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from judge.cli import UsageError
@@ -130,6 +131,31 @@ def _problems_sync(_args: argparse.Namespace, settings: WebSettings) -> int:
     return 0
 
 
+def _preview(args: argparse.Namespace, settings: WebSettings) -> int:
+    from web.preview.serve import run_preview
+
+    return run_preview(
+        settings, Path(args.dir), args.host, args.port, args.backend, args.lang, args.log_level
+    )
+
+
+def _problems_add(args: argparse.Namespace, settings: WebSettings) -> int:
+    # The work is the judge's (judge.authoring.archive): the web only names the folder.
+    from judge.authoring.archive import ArchiveError, Outcome, install, validation_vet
+    from judge.core.messages import msg
+
+    problems_dir = args.problems_dir or settings.problems_dir
+    vet = validation_vet(settings) if args.validate else None
+    try:
+        done = install(args.archive, problems_dir, replace_older=args.replace_older, vet=vet)
+    except ArchiveError as exc:
+        raise UsageError(exc.text.get(args.lang)) from exc
+    print(done.text().get(args.lang))
+    if done.outcome is not Outcome.ALREADY_INSTALLED:
+        print(msg("add_next").get(args.lang))
+    return 0
+
+
 def _db_upgrade(_args: argparse.Namespace, settings: WebSettings) -> int:
     _migrated_engine(settings)
     print("database schema is at the newest migration")
@@ -173,6 +199,35 @@ def register(sub: Any) -> None:
     problems_sub = problems.add_subparsers(dest="problems_command", required=True)
     sync = problems_sub.add_parser("sync", help="load problems/ into the database")
     sync.set_defaults(func=_problems_sync, settings_class=WebSettings)
+    add = problems_sub.add_parser("add", help="check a package archive (judge pack) and install it")
+    add.add_argument("archive", type=Path, help="a .tar.gz written by `judge pack`")
+    add.add_argument(
+        "--problems-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to install (default: the problems folder)",
+    )
+    add.add_argument(
+        "--replace-older", action="store_true", help="replace an installed older version of the same problem"
+    )
+    add.add_argument(
+        "--validate",
+        action="store_true",
+        help="run `judge validate` on it first and refuse it unless sound (minutes)",
+    )
+    add.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    add.set_defaults(func=_problems_add, settings_class=WebSettings)
+
+    preview = sub.add_parser("preview", help="a problem package's page as learners see it, on this machine")
+    preview.add_argument("dir", help="a package folder (NNN-slug/) or a folder of packages")
+    preview.add_argument(
+        "--host", default="127.0.0.1", help="a loopback address (the preview is the author's)"
+    )
+    preview.add_argument("--port", type=int, default=None, help="default: a free port")
+    preview.add_argument("--backend", choices=["local", "docker", "auto"], default="local")
+    preview.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    preview.set_defaults(func=_preview, settings_class=WebSettings)
 
     db = sub.add_parser("db", help="the database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)

@@ -28,6 +28,7 @@ from web.judging.waiting import CompletionBoard
 from web.language import Language
 from web.notify import Notices
 from web.platform import Platform
+from web.preview.state import PreviewState
 from web.problems.kitstore import PracticeKit
 from web.settings import WebSettings
 from web.statements import Statements
@@ -64,6 +65,12 @@ DbText = Annotated[str, AfterValidator(storable_text)]
 def platform_of(request: Request) -> Platform:
     platform: Platform = request.app.state.platform
     return platform
+
+
+def preview_of(request: Request) -> PreviewState | None:
+    """The preview's state when the app runs as `judge preview` (the banner reads it), else None."""
+    preview: PreviewState | None = request.app.state.preview
+    return preview
 
 
 async def get_platform(request: Request) -> Platform:

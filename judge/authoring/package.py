@@ -67,7 +67,10 @@ class LimitsSpec(_Strict):
     output_kb: int = Field(64, ge=1, le=16384, description="what the learner may print")
 
 
-MutantId = Annotated[str, StringConstraints(pattern=r"^[0-9]+:[0-9]+:[a-z0-9+\-_]+(#[0-9]+)?$")]
+MutantId = Annotated[
+    str,
+    StringConstraints(pattern=r"^([0-9]+:[0-9]+|(<module>|\w+(\.\w+)*)/[0-9a-z.]+):[a-z0-9+\-_]+(#[0-9]+)?$"),
+]
 
 
 class EquivalentMutant(_Strict):

@@ -41,9 +41,13 @@ def snapshot(roots: Iterable[Path]) -> Snapshot:
 
 def changes(roots: Iterable[Path], poll_s: float = POLL_S) -> Iterator[list[str]]:
     """Each time a file under `roots` is saved, created or removed: which ones (after the burst
-    of writes an editor makes for one save has settled)."""
+    of writes an editor makes for one save has settled). The files are read as they are now,
+    when this is called, not at the first `next()`: a save made in between is seen."""
     watched = list(roots)
-    before = snapshot(watched)
+    return _changes(watched, snapshot(watched), poll_s)
+
+
+def _changes(watched: list[Path], before: Snapshot, poll_s: float) -> Iterator[list[str]]:
     while True:
         time.sleep(poll_s)
         now = snapshot(watched)

@@ -177,6 +177,107 @@ CATALOG: dict[str, tuple[str, str]] = {
         "没有可用的 Docker 沙箱（{reason}），改用本地后端，它不是安全沙箱",
         "no Docker sandbox ({reason}); using the local backend, which is no security boundary",
     ),
+    # an author's packages as archives (judge pack, judge problems add): said to the author
+    "pack_done": (
+        "已打包 {path}：{name} 第 {version} 版，{files} 个文件，sha256 {hash}",
+        "packed {path}: {name} version {version}, {files} files, sha256 {hash}",
+    ),
+    "pack_reserved_name": (
+        "题目文件夹里不能有名为 {name} 的文件：打包时这个名字留给清单",
+        "the package may not hold a file named {name}: packing writes the manifest under that name",
+    ),
+    "add_not_archive": (
+        "{path} 不是可读的 .tar.gz 题包：{error}",
+        "{path} is no readable .tar.gz package: {error}",
+    ),
+    "add_no_folder": ("{folder} 不是文件夹，不能装题目", "{folder} is no folder to install problems into"),
+    "add_cannot_write": (
+        "无法写入题目文件夹 {folder}：{error}；未安装",
+        "cannot write into the problems folder {folder}: {error}; nothing was installed",
+    ),
+    "add_entry_absolute": ("拒绝：条目 {name} 是绝对路径", "refused: entry {name} is an absolute path"),
+    "add_entry_parent": (
+        "拒绝：条目 {name} 含有 ..，会写到题目文件夹之外",
+        "refused: entry {name} contains .. and would write outside the package",
+    ),
+    "add_entry_link": (
+        "拒绝：条目 {name} 是链接；题包只能含普通文件",
+        "refused: entry {name} is a link; a package holds files only",
+    ),
+    "add_entry_special": (
+        "拒绝：条目 {name} 不是普通文件（设备、管道之类）",
+        "refused: entry {name} is not a regular file (a device, a pipe or the like)",
+    ),
+    "add_entry_outside": (
+        "拒绝：条目 {name} 不在唯一的顶层文件夹 {top}/ 之下",
+        "refused: entry {name} is not under the one top folder {top}/",
+    ),
+    "add_entry_twice": ("拒绝：条目 {name} 出现了两次", "refused: entry {name} appears twice"),
+    "add_too_many_files": (
+        "拒绝：题包有 {count} 个条目，超过上限 {limit}",
+        "refused: the archive has {count} entries, more than the limit of {limit}",
+    ),
+    "add_too_large": (
+        "拒绝：题包解开后有 {mib} MiB，超过上限 {limit} MiB",
+        "refused: the archive unpacks to {mib} MiB, more than the limit of {limit} MiB",
+    ),
+    "add_bad_manifest": (
+        "拒绝：清单 {name} 缺失或无法读取：{error}",
+        "refused: the manifest {name} is missing or unreadable: {error}",
+    ),
+    "add_hash_mismatch": (
+        "拒绝：文件与清单记录的哈希不符（清单 {expected}，文件 {got}）：题包在打包后被改动过",
+        "refused: the files do not match the manifest's hash (manifest {expected}, files {got}): "
+        "the archive was changed after it was packed",
+    ),
+    "add_not_a_package": (
+        "拒绝：解开的题目无法加载：{error}",
+        "refused: the unpacked package does not load: {error}",
+    ),
+    "add_missing_parts": (
+        "拒绝：第 {problem} 题用到的零件题不在 {folder} 中：{parts}；请先安装它们",
+        "refused: problem {problem} needs parts that are not in {folder}: {parts}; add them first",
+    ),
+    "add_id_taken": (
+        "拒绝：{folder} 中的 {existing} 已占用编号 {problem}，而题包是 {name}",
+        "refused: id {problem} is taken in {folder} by {existing}, and the archive holds {name}",
+    ),
+    "add_installed_broken": (
+        "拒绝：已安装的 {existing} 无法加载（{error}）：请先修好或移走它",
+        "refused: the installed {existing} does not load ({error}): fix or remove it first",
+    ),
+    "add_older": (
+        "拒绝：已安装 {name} 第 {installed} 版，题包的第 {version} 版更旧",
+        "refused: {name} version {installed} is installed, and the archive's version {version} is older",
+    ),
+    "add_same_version_differs": (
+        "拒绝：已安装的 {name} 也是第 {version} 版，但文件不同：改过的题目要在 problem.toml 里提高 version",
+        "refused: {name} version {version} is installed with other files: a changed package needs "
+        "a higher version in problem.toml",
+    ),
+    "add_newer_needs_flag": (
+        "拒绝：已安装 {name} 第 {installed} 版；要换成题包的第 {version} 版，请加 --replace-older",
+        "refused: {name} version {installed} is installed; pass --replace-older to replace it "
+        "with the archive's version {version}",
+    ),
+    "add_unsound": (
+        "拒绝：题目没有通过 judge validate（见上面的报告），未安装",
+        "refused: the package is not sound under judge validate (see the report above); nothing was installed",
+    ),
+    "add_installed": ("已安装 {name} 第 {version} 版：{path}", "installed {name} version {version}: {path}"),
+    "add_replaced": (
+        "已把 {name} 从第 {old} 版换成第 {version} 版：{path}",
+        "replaced {name} version {old} with version {version}: {path}",
+    ),
+    "add_already": (
+        "{name} 第 {version} 版已经安装，文件相同：无需改动",
+        "{name} version {version} is already installed with the same files: nothing to do",
+    ),
+    "add_next": (
+        "下一步：运行 judge problems sync 把它载入网站，或在管理页点「从磁盘重新加载题目」",
+        "next: run judge problems sync to load it into the site, or press “Reload problems from disk” "
+        "on the admin page",
+    ),
 }
 
 

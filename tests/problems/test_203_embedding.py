@@ -155,7 +155,7 @@ def test_a_module_that_answers_its_callers_fails_init_with_its_hint(store: Expec
     assert "weight" in failing[0].message and failing[0].hint == wrong.hint()
 
 
-@pytest.mark.parametrize("mutant_id", ["21:11:compare", "21:25:int-1"])
+@pytest.mark.parametrize("mutant_id", ["TiedEmbedding.embed/0:compare", "TiedEmbedding.embed/0:int-1"])
 def test_min_of_empty_ids_is_caught_only_by_empty_inputs(store: ExpectedStore, mutant_id: str) -> None:
     report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
@@ -165,5 +165,5 @@ def test_min_of_empty_ids_is_caught_only_by_empty_inputs(store: ExpectedStore, m
 
 def test_upper_bound_mutants_are_equivalent_because_indexing_checks_it() -> None:
     # The declared equivalents: weight[flat_ids] raises IndexError for any id >= vocab_size.
-    for mutant_id in ("23:26:neighbour", "24:29:compare"):
+    for mutant_id in ("TiedEmbedding.embed/0.1:neighbour", "TiedEmbedding.embed/0.2:compare#2"):
         assert failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id)) == {}

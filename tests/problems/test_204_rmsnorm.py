@@ -52,7 +52,7 @@ def test_gate_silu_in_bf16_is_caught_only_by_an_fp32_x_with_a_bf16_gate(store: E
     # The surviving mutant of version 1: gate.float() left out, so silu runs on the bf16 gate.
     # A bf16 output hides it within an ulp; an fp32 output keeps it.
     wrong = next(s for s in PROBLEM.solutions("wrong") if s.path.stem == "gate_silu_in_input_dtype")
-    report = judge_problem(PROBLEM, mutant_source(PROBLEM, "34:72:drop-cast"), store)
+    report = judge_problem(PROBLEM, mutant_source(PROBLEM, "GatedRMSNorm.forward/0:drop-cast#2"), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     assert [c.name for c in failing] == ["mixed_dtypes"]
     assert "fp32_x_bf16_gate" in failing[0].message and failing[0].hint == wrong.hint()
@@ -60,7 +60,7 @@ def test_gate_silu_in_bf16_is_caught_only_by_an_fp32_x_with_a_bf16_gate(store: E
 
 def test_weight_cast_is_declared_equivalent_because_promotion_is_exact() -> None:
     # fp32 normalised x times a bf16 weight promotes the weight to fp32 exactly.
-    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "34:43:drop-cast")) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "GatedRMSNorm.forward/0:drop-cast")) == {}
 
 
 def test_forbidden_builtin_is_named(tmp_path: Path, store: ExpectedStore) -> None:

@@ -27,8 +27,8 @@ def test_case_counts() -> None:
 @pytest.mark.parametrize(
     ("mutant_id", "case_name"),
     [
-        ("12:16:drop-dtype", "frequencies_default_dtype"),  # inv_freq follows the default dtype
-        ("33:9:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded twice
+        ("rope_frequencies/0:drop-dtype", "frequencies_default_dtype"),  # inv_freq follows the default dtype
+        ("apply_rope/3:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded twice
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
@@ -38,7 +38,7 @@ def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, ca
 def test_declared_equivalents_pass_every_case() -> None:
     # fp32 tables make .float() on their rows the rows themselves; an int64 arange promotes
     # to fp32 against the fp32 inv_freq with the same rounding.
-    for mutant_id in ("14:25:drop-dtype", "30:8:drop-cast", "31:8:drop-cast"):
+    for mutant_id in ("rope_frequencies/2:drop-dtype", "apply_rope/0:drop-cast", "apply_rope/1:drop-cast"):
         assert failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id)) == {}
 
 

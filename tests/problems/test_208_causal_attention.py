@@ -105,7 +105,7 @@ def test_denominator_as_constant_in_saturated_rows_fails_only_the_sink_case() ->
     """Mutant 33:44:int+1 divides only where the sum exceeds 1: forward bit-identical, but where
     the fp32 sum rounds to exactly 1 (an attention sink) its gradients lose the softmax's
     centring term. Only the relative check of the unattended keys' gradients sees it."""
-    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "33:44:int+1")
+    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "attention/10:int+1")
     assert "total > 1" in mutant.source
     failing = failing_cases(PROBLEM, mutant.source)
     assert set(failing) == {"attention_sink_backward"}

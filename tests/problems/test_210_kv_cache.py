@@ -116,7 +116,9 @@ def test_a_finfo_min_mask_differs_only_at_the_edge_of_fp32() -> None:
     """Mutant 45:47:fill-finfo-min (declared equivalent) passes every case: each query sees key 0,
     so exp(finfo.min - row max) is exactly 0. Only a visible score of exactly finfo.min, which the
     statement's model-sized scores exclude, lets the masked keys in."""
-    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "45:47:fill-finfo-min")
+    mutant = next(
+        m for m in generate(PROBLEM.reference.source()) if m.id == "cached_attention/10:fill-finfo-min"
+    )
     assert "finfo" in mutant.source
     assert failing_cases(PROBLEM, mutant.source) == {}
     ref = source_module("reference", PROBLEM.reference.source())

@@ -47,16 +47,19 @@ def test_case_counts() -> None:
 @pytest.mark.parametrize(
     ("mutant_id", "case_name"),
     [
-        ("10:84:drop-cast", "mixed_dtypes"),  # an fp32 initial_state makes the stream fp32
-        ("33:24:drop-cast", "mixed_dtypes"),  # an fp32 state makes the step's new_state fp32
-        ("18:13:drop-cast", "backward_bf16"),  # bf16 x by promotion: y exact, x.grad rounded per tap
+        ("_padded_stream/1:drop-cast", "mixed_dtypes"),  # an fp32 initial_state makes the stream fp32
+        ("causal_conv1d_step/0:drop-cast", "mixed_dtypes"),  # an fp32 state makes the step's new_state fp32
+        (
+            "causal_conv1d/3:drop-cast",
+            "backward_bf16",
+        ),  # bf16 x by promotion: y exact, x.grad rounded per tap
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
     assert list(failing_cases(PROBLEM, mutant_source(PROBLEM, mutant_id))) == [case_name]
 
 
-@pytest.mark.parametrize("mutant_id", ["27:18:drop-clone", "37:36:drop-clone"])
+@pytest.mark.parametrize("mutant_id", ["causal_conv1d/8:drop-clone", "causal_conv1d_step/3:drop-clone"])
 def test_a_state_that_is_a_view_breaks_backward_once_the_caller_writes_into_it(mutant_id: str) -> None:
     failing = _failing_or_raising(mutant_source(PROBLEM, mutant_id))
     assert list(failing) == ["caller_writes_returned_state"]
@@ -65,7 +68,13 @@ def test_a_state_that_is_a_view_breaks_backward_once_the_caller_writes_into_it(m
 
 @pytest.mark.parametrize(
     "mutant_id",
-    ["18:27:drop-cast", "24:16:drop-cast", "34:9:drop-cast", "34:26:drop-cast", "36:16:drop-cast"],
+    [
+        "causal_conv1d/3:drop-cast#2",
+        "causal_conv1d/6.0:drop-cast",
+        "causal_conv1d_step/1:drop-cast",
+        "causal_conv1d_step/1:drop-cast#2",
+        "causal_conv1d_step/2.0:drop-cast",
+    ],
 )
 def test_declared_equivalents_pass_every_case(mutant_id: str) -> None:
     # An fp32 operand promotes the bf16 one to fp32 exactly: outputs and gradients are the same bits.

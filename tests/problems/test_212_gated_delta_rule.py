@@ -30,7 +30,7 @@ def test_bf16_recurrence_is_caught_only_by_the_dtype_cases(store: ExpectedStore)
     assert all("final_state" in c.message and c.hint == wrong.hint() for c in failing)
 
 
-@pytest.mark.parametrize("mutant_id", ["7:15:eps-outside", "7:27:eps-drop", "7:27:arith"])
+@pytest.mark.parametrize("mutant_id", ["_l2norm/0:eps-outside", "_l2norm/0:eps-drop", "_l2norm/0:arith#2"])
 def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
     store: ExpectedStore, mutant_id: str
 ) -> None:
@@ -40,13 +40,19 @@ def test_eps_outside_or_without_the_sum_is_caught_by_short_vectors(
 
 
 @pytest.mark.parametrize(
-    "mutant_id", ["17:17:drop-cast", "17:28:drop-cast", "17:39:drop-cast", "19:78:drop-cast"]
+    "mutant_id",
+    [
+        "gated_delta_rule/5:drop-cast",
+        "gated_delta_rule/5:drop-cast#2",
+        "gated_delta_rule/5:drop-cast#3",
+        "gated_delta_rule/6:drop-cast",
+    ],
 )
 def test_an_input_left_in_its_own_dtype_is_caught(store: ExpectedStore, mutant_id: str) -> None:
     report = judge_problem(PROBLEM, mutant_source(PROBLEM, mutant_id), store)
     failing = [c for c in report.cases if c.verdict != Verdict.AC]
     # An initial state left in its dtype also comes back in bf16 from an empty sequence.
-    also = ["empty_sequence"] if mutant_id == "19:78:drop-cast" else []
+    also = ["empty_sequence"] if mutant_id == "gated_delta_rule/6:drop-cast" else []
     assert [c.name for c in failing] == ["any_input_dtype", *also]
     # fp64 inputs would carry the state into fp64; final_state must stay fp32.
     assert all("final_state" in c.message and "dtype" in c.message for c in failing)

@@ -71,7 +71,7 @@ def test_expert_order_mistake_fails_only_route_cases(store: ExpectedStore) -> No
 @pytest.mark.slow
 def test_a_default_of_false_is_caught_by_the_default_case(store: ExpectedStore) -> None:
     # Every other case passes norm_topk_prob explicitly, so only this one sees the default.
-    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "7:74:bool")
+    mutant = next(m for m in generate(PROBLEM.reference.source()) if m.id == "route/def:bool")
     assert mutant.change == "True → False" and "def route" in PROBLEM.reference.source().splitlines()[6]
     report = judge_problem(PROBLEM, mutant.source, store)
     failing = [c.name for c in report.cases if c.verdict != Verdict.AC]

@@ -110,7 +110,7 @@ def test_statement_example_matches_the_reference() -> None:
 
 def test_strict_raises_on_a_single_kind_of_problem() -> None:
     """`missing and unexpected and mismatched` raised only when all three kinds were present."""
-    source = mutant_source(PROBLEM, "54:19:boolop")
+    source = mutant_source(PROBLEM, "load_checkpoint/9:boolop#2")
     # ignore_rules' strict call has one missing tensor beside ignored keys: a single kind too.
     assert set(failing_cases(PROBLEM, source)) == {"strict_single_problem", "ignore_rules"}
     case = next(c for c in PROBLEM.cases if c.name == "strict_single_problem")
@@ -123,20 +123,23 @@ def test_strict_raises_on_a_single_kind_of_problem() -> None:
 
 def test_state_dict_without_keep_vars_is_declared_equivalent() -> None:
     """Detached views share the parameters' storage: copy_ into them loads the same model."""
-    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "16:41:bool")) == {}
-    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {"16:41:bool", "26:37:default-arg"}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "load_checkpoint/0:bool")) == {}
+    assert {e.id for e in PROBLEM.spec.mutants.equivalent} == {
+        "load_checkpoint/0:bool",
+        "load_checkpoint/2.1:default-arg",
+    }
 
 
 def test_prefix_truthiness_is_declared_equivalent() -> None:
     """`if prefix and key.startswith(prefix)` with the default tested instead: for every string
     prefix, the empty one included, the same names come out."""
-    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "26:37:default-arg")) == {}
+    assert failing_cases(PROBLEM, mutant_source(PROBLEM, "load_checkpoint/2.1:default-arg")) == {}
 
 
 def test_tied_names_are_read_from_the_argument() -> None:
     """The tied names hard-coded (mutant 32:25, wrong/hardcoded_tied_names): only the case that
     loads a model with Meta Llama's names through tied=("output.weight", ...) catches it."""
-    assert set(failing_cases(PROBLEM, mutant_source(PROBLEM, "32:25:default-arg"))) == {
+    assert set(failing_cases(PROBLEM, mutant_source(PROBLEM, "load_checkpoint/4.0:default-arg"))) == {
         "one_loader_many_checkpoints"
     }
 

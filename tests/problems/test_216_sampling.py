@@ -73,17 +73,20 @@ def _with_top_p(block: str) -> str:
 @pytest.mark.parametrize(
     ("mutant_id", "case_name"),
     [
-        ("9:4:drop-guard", "temperature_not_positive"),  # filter_logits divides by 0
-        ("9:7:compare", "temperature_not_positive"),  # temperature < 0: 0 gets through
-        ("9:22:int-1", "temperature_not_positive"),  # temperature <= -1: -0.5 gets through
-        ("30:18:compare", "top_p_exact_boundary"),  # before <= p keeps the token with exactly p before it
+        ("filter_logits/0:drop-guard", "temperature_not_positive"),  # filter_logits divides by 0
+        ("filter_logits/0:compare", "temperature_not_positive"),  # temperature < 0: 0 gets through
+        ("filter_logits/0:int-1", "temperature_not_positive"),  # temperature <= -1: -0.5 gets through
+        (
+            "filter_logits/4.3:compare",
+            "top_p_exact_boundary",
+        ),  # before <= p keeps the token with exactly p before it
     ],
 )
 def test_former_survivors_fail_only_the_case_of_their_promise(mutant_id: str, case_name: str) -> None:
     assert _failing(mutant_source(PROBLEM, mutant_id)) == {case_name}
 
 
-@pytest.mark.parametrize("mutant_id", ["7:65:int-1", "42:17:int-1"])
+@pytest.mark.parametrize("mutant_id", ["filter_logits/def:int-1", "sample/def:int-1"])
 def test_declared_equivalents_pass_everything(mutant_id: str) -> None:
     # A default top_k of -1 fails 0 < top_k exactly as 0 does.
     assert "top_k: int=-1" in mutant_source(PROBLEM, mutant_id)

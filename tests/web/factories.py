@@ -180,12 +180,17 @@ def serving(tmp: Path, *args: str, **env: str) -> Iterator[Server]:
                 time.sleep(0.2)
             yield Server(url, full_env, process, log_path)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """A server process asked to stop (SIGTERM, its clean-up runs), killed if it will not."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextmanager

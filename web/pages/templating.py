@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from web.auth.models import User
-from web.deps import Principal, platform_of
+from web.deps import Principal, platform_of, preview_of
 from web.language import (
     DEFAULT_LANGUAGE,
     LANGUAGE_COOKIE,
@@ -131,6 +131,7 @@ def render(
     gettext = catalogs.translations(lang).gettext
     shared = {
         "request": request,
+        "preview": preview_of(request),
         "user": user,
         "csrf_token": principal.session.csrf_token if principal and principal.session else "",
         "lang": lang,

@@ -1,8 +1,15 @@
 """Mutants of a reference: every single-change edit the operators propose, as source.
 
-Each mutant has a stable id, `line:column:operator` (with `#2`, `#3` when one spot takes
-the same operator twice), and a one-line description of its change. Ids stay the same as
-long as the reference does; declared equivalents in problem.toml name them.
+Each mutant has a stable id, `QUALNAME/PATH:OPERATOR`, with `#2`, `#3` for the second and third
+edit of that operator in the same statement (in the order `ast.walk` meets them):
+`RMSNorm.forward/3:drop-cast` is the first `drop-cast` in the fourth statement of
+`RMSNorm.forward`, `rope/2.0:int+1#2` the second `int+1` in the first statement of the body of
+its third. `QUALNAME/PATH` is the place of judge.authoring.mutation.places (`<module>` at top
+level, `f/def` for the `def` line of `f`, docstrings not counted). Comments, blank lines,
+docstrings and edits of other functions or other statements keep an id; a statement added or
+removed before it in the same body renumbers it. Declared equivalents in problem.toml name
+mutants by id; each mutant also keeps the line and column it was made at, for messages
+("line 7: x.float() → x").
 
 Not mutated: docstrings, annotations, f-strings and the messages of `raise`, `assert`
 statements and `from __future__` imports: changing them changes no behaviour a case can see.
@@ -31,18 +38,27 @@ from judge.authoring.mutation.operators import (
     Site,
     enforced_groups,
 )
+from judge.authoring.mutation.places import MODULE, places
 
 MAX_CHANGE = 120
 
 
 @dataclass(frozen=True)
 class Mutant:
-    id: str
+    id: str  # "RMSNorm.forward/3:drop-cast#2": place, operator, and `#number` past the first
     line: int
     col: int
     operator: str
     change: str  # "xf.pow(2).mean(dim=-1, keepdim=True) -> xf.pow(2).mean(dim=-2, keepdim=True)"
     source: str
+    place: str = f"{MODULE}/0"  # "RMSNorm.forward/3": the function (or class) and statement path
+    # Among the mutants of this operator made in this place, which one (1 for the first).
+    number: int = 1
+
+    @property
+    def function(self) -> str:
+        """The qualified name of the function (or class) it was made in, `<module>` at top level."""
+        return self.place.rsplit("/", 1)[0]
 
 
 def _skipped(tree: ast.Module) -> set[int]:
@@ -138,7 +154,7 @@ def _capped(mutants: list[Mutant]) -> list[Mutant]:
     keep: set[str] = set()
     for name in {m.operator for m in mutants}:
         mine = [m for m in mutants if m.operator == name]  # in walk order: sort by place
-        mine.sort(key=lambda m: (m.line, m.col, m.id))
+        mine.sort(key=lambda m: (m.line, m.col, m.number))
         step = max(1.0, len(mine) / STATE_CAP)
         keep.update(mine[int(i * step)].id for i in range(min(STATE_CAP, len(mine))))
     return [m for m in mutants if m.id in keep]
@@ -177,6 +193,7 @@ def _generate(source: str, groups: list[list[Operator]], first: int = 0) -> list
     params = _parameters(tree)
     functions = _functions(tree)
     indices = {id(node): i for i, node in enumerate(ast.walk(tree))}
+    where = places(tree)
     seen = {original}
     taken: dict[str, int] = {}
     mutants: list[Mutant] = []
@@ -207,14 +224,18 @@ def _generate(source: str, groups: list[list[Operator]], first: int = 0) -> list
                     if mutated in seen:
                         continue
                     seen.add(mutated)
-                    base = f"{line}:{col}:{edit.operator}"
+                    place = where.get(key, f"{MODULE}/?")
+                    base = f"{place}:{edit.operator}"
                     taken[base] = taken.get(base, 0) + 1
                     mutant_id = base if taken[base] == 1 else f"{base}#{taken[base]}"
                     change = _describe(node, edit)
-                    made.append(Mutant(mutant_id, line, col, edit.operator, change, mutated))
+                    made.append(
+                        Mutant(mutant_id, line, col, edit.operator, change, mutated, place, taken[base])
+                    )
         if group is STATE_OPERATORS:
             made = _capped(made)
         if number >= first:
             mutants.extend(made)
-    mutants.sort(key=lambda m: (m.line, m.col, m.id))
+    # Source order; the same spot's mutants by operator, then in the order they were made.
+    mutants.sort(key=lambda m: (m.line, m.col, m.operator, m.number))
     return mutants

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.authoring.mutation.generate import Mutant, generate
 from judge.authoring.mutation.operators import STATE_OPERATOR_NAMES
+from judge.authoring.mutation.suggest import closest
 from judge.core.backend import Backend, Limits
 from judge.core.diagnose import diagnose_case
 from judge.core.execution import limits_for, run_solutions
@@ -59,6 +60,14 @@ class GroupScore:
     with_feedback: int = 0
 
 
+@dataclass(frozen=True)
+class StaleDeclaration:
+    """A declared equivalent that names no mutant of the reference, and the one it probably meant."""
+
+    declared: str
+    meant: Mutant | None
+
+
 @dataclass
 class MutationScore:
     results: list[MutantResult]
@@ -93,10 +102,20 @@ class MutationScore:
         return [r for r in self.killed if not _explained(r)]
 
     @property
-    def stale(self) -> list[str]:
-        """Declared equivalents that no longer match a surviving mutant (killed, or gone)."""
-        surviving = {r.mutant.id for r in self.declared_survivors}
-        return sorted(set(self.equivalent) - surviving)
+    def declared_killed(self) -> list[MutantResult]:
+        """Declared equivalents that a case kills: the declaration is no longer true."""
+        return [r for r in self.killed if r.mutant.id in self.equivalent]
+
+    def unmatched(self) -> list[StaleDeclaration]:
+        """Declared equivalents that match no generated mutant, each with the mutant it
+        probably meant (judge.authoring.mutation.suggest), if one has its operator."""
+        made = {r.mutant.id for r in self.results}
+        mutants = [r.mutant for r in self.results]
+        survivors = {r.mutant.id for r in self.survivors}
+        return [
+            StaleDeclaration(declared, closest(declared, mutants, survivors))
+            for declared in sorted(set(self.equivalent) - made)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {

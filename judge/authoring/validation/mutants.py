@@ -4,7 +4,7 @@ stand for leave a learner with feedback."""
 
 from __future__ import annotations
 
-from judge.authoring.mutation.run import MutationScore
+from judge.authoring.mutation.run import MutationScore, StaleDeclaration
 from judge.authoring.validation.diagnostics import Diagnostics
 
 # Mutation testing (docs/authoring.md): every mutant of the reference killed or declared
@@ -39,10 +39,11 @@ def check_mutants(out: Diagnostics, score: MutationScore) -> None:
         f"survivor {r.mutant.id}: line {r.mutant.line}: {r.mutant.change}" for r in score.survivors
     )
     problems.extend(
-        f"declared equivalent but not a surviving mutant (killed, or gone with an edit of the "
-        f"reference): {stale}"
-        for stale in score.stale
+        f"declared equivalent but killed: {r.mutant.id}: line {r.mutant.line}: {r.mutant.change} "
+        f"fails {', '.join(r.by[:3])}: remove the declaration"
+        for r in score.declared_killed
     )
+    problems.extend(_unmatched(s) for s in score.unmatched())
     explained = len(score.with_feedback)
     if score.killed and explained < MIN_FEEDBACK * len(score.killed):
         problems.append(
@@ -78,3 +79,13 @@ def check_mutants(out: Diagnostics, score: MutationScore) -> None:
         out.warning("mutants", detail)  # sound, but those hints tell a learner little
     else:
         out.note("mutants", detail)
+
+
+def _unmatched(stale: StaleDeclaration) -> str:
+    """A declaration no mutant matches (the reference was edited, or the id predates issue 32's
+    ids), with the id it probably meant, so the author can fix it without a hunt."""
+    head = f"declared {stale.declared} matches no mutant"
+    m = stale.meant
+    if m is None:
+        return f"{head}: remove it (no mutant of the reference has its operator)"
+    return f"{head}; did you mean {m.id} (line {m.line}: {m.change})?"

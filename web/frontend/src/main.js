@@ -22,6 +22,7 @@ import { initScratch } from "./scratch.js";
 import { initSettings } from "./settings.js";
 import { initSolutions } from "./solutions.js";
 import { initSubmission } from "./submission.js";
+import "./preview.js"; // starts itself on a page of `judge preview` only (it has the banner)
 
 function localTimes() {
   // The server writes UTC; show the reader's own clock.
