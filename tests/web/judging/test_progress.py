@@ -4,7 +4,7 @@ when its public cases are done; the progress goes when the result comes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,21 +65,58 @@ def test_a_lost_lease_writes_no_progress(factory: sessionmaker[Session]) -> None
     assert not queue.record_progress(factory, claimed, {"done": 1, "total": 2, "stage": "hidden"})
 
 
+class Steps:
+    """A clock and timers that move only when the test says: time passes without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.timers: list[tuple[float, Callable[[], None]]] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def schedule(self, delay_s: float, fn: Callable[[], None]) -> Callable[[], None]:
+        entry = (self.now + delay_s, fn)
+        self.timers.append(entry)
+        return lambda: self.timers.remove(entry) if entry in self.timers else None
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for entry in sorted(self.timers, key=lambda e: e[0]):
+            if entry[0] <= self.now and entry in self.timers:
+                self.timers.remove(entry)
+                entry[1]()
+
+
 def test_the_writer_is_quiet_at_first_then_paced_and_keeps_the_latest() -> None:
     written: list[Progress] = []
-    with ProgressWriter(written.append, quiet_s=0.2, every_s=0.1) as writer:
+    steps = Steps()
+    with ProgressWriter(written.append, 0.4, 0.25, steps.clock, steps.schedule) as writer:
         for n in range(1, 4):
             writer(Progress(n, 10, "public"))
+            steps.advance(0.05)
         assert written == []  # a judgement over by now writes nothing
-        time.sleep(0.3)
+        steps.advance(0.3)
         assert written == [Progress(3, 10, "public")]  # the timer wrote the latest
-        writer(Progress(4, 10, "hidden"))  # due: written at once
-        writer(Progress(5, 10, "hidden"))  # too soon: the timer's
-        assert written[-1] == Progress(4, 10, "hidden")
-        time.sleep(0.3)
-        assert written[1:] == [Progress(4, 10, "hidden"), Progress(5, 10, "hidden")]
-        writer(Progress(6, 10, "hidden"))  # due again: at once
+        writer(Progress(4, 10, "hidden"))  # within 0.25 s of that write: the timer's
+        writer(Progress(5, 10, "hidden"))  # the same timer takes the latest
+        assert written[-1] == Progress(3, 10, "public")
+        steps.advance(0.25)
+        assert written == [Progress(3, 10, "public"), Progress(5, 10, "hidden")]
+        steps.advance(1.0)
+        writer(Progress(6, 10, "hidden"))  # long after the last write: at once
+        assert written[-1] == Progress(6, 10, "hidden")
         writer(Progress(7, 10, "hidden"))  # pending when the judgement ends
     writer(Progress(8, 10, "hidden"))  # closed: the result is coming, nothing more is written
-    time.sleep(0.2)
-    assert written[-1] == Progress(6, 10, "hidden")
+    steps.advance(1.0)
+    assert written[-1] == Progress(6, 10, "hidden") and steps.timers == []
+
+
+def test_the_real_timer_writes_the_latest_after_a_quiet_start() -> None:
+    written: list[Progress] = []
+    with ProgressWriter(written.append, quiet_s=0.05, every_s=0.05) as writer:
+        writer(Progress(1, 2, "public"))
+        deadline = time.monotonic() + 10
+        while not written and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert written == [Progress(1, 2, "public")]
