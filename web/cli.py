@@ -88,6 +88,16 @@ def _migrated_engine(settings: WebSettings) -> Any:
     return engine
 
 
+def _user_exists(engine: Any, username: str) -> bool:
+    from sqlalchemy import func, select
+
+    from web.auth.models import User
+
+    with engine.connect() as connection:
+        query = select(User.id).where(func.lower(User.username) == username.lower())
+        return connection.scalar(query) is not None
+
+
 def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     from sqlalchemy import func, select
 
@@ -96,6 +106,11 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     from web.auth.secrets import hash_password
     from web.db import make_sessionmaker, transaction
 
+    engine = _migrated_engine(settings)
+    # An existing name is refused before the password is asked for: a typo or a learner's name
+    # must not quietly become an admin (and lose its password); --promote says it is meant.
+    if not args.promote and _user_exists(engine, args.username):
+        raise UsageError(f"{args.username} already exists; add --promote to make that account an admin")
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -107,11 +122,14 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     weak = weak_password(password, args.username)
     if weak is not None:
         raise UsageError(f"the password is too easy to guess ({weak.value}); choose another")
-    with transaction(make_sessionmaker(_migrated_engine(settings))) as session:
+    with transaction(make_sessionmaker(engine)) as session:
         user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
         if user is None:
             session.add(User(username=args.username, password_hash=hash_password(password), role="admin"))
             print(f"created admin {args.username}")
+        elif not args.promote:
+            # Registered while the password was being typed: still not ours to take.
+            raise UsageError(f"{user.username} already exists; add --promote to make that account an admin")
         else:
             user.role, user.password_hash = "admin", hash_password(password)
             print(f"{user.username} is now an admin (password reset)")
@@ -190,9 +208,12 @@ def register(sub: Any) -> None:
 
     admin = sub.add_parser("admin", help="manage accounts")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
-    create = admin_sub.add_parser("create", help="create an admin (or make a user one)")
+    create = admin_sub.add_parser("create", help="create an admin (--promote: make an existing user one)")
     create.add_argument("username")
     create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    create.add_argument(
+        "--promote", action="store_true", help="if the name exists, make that account an admin (new password)"
+    )
     create.set_defaults(func=_admin_create, settings_class=WebSettings)
 
     problems = sub.add_parser("problems", help="problem packages in the database")

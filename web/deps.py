@@ -189,6 +189,8 @@ def _by_token(platform: Platform, db: Session, raw: str, request: Request) -> Pr
     user: User | None = found[1]
     if user is None:
         raise ApiError(401, "bad_token", N_("The account of this API token is gone."))
+    if user.disabled:
+        raise ApiError(403, "account_disabled", N_("This account is disabled. Ask an administrator."))
     now = utcnow()
     # Past its expiry, or outside its scope for this route (known: this runs after routing).
     check_token(token, request.method, getattr(request.scope.get("route"), "path", None), now)
@@ -206,7 +208,8 @@ def _by_session(platform: Platform, db: Session, cookie: str) -> Principal | Non
         return None
     session: LoginSession = found[0]
     user: User | None = found[1]
-    if session.expires_at <= utcnow() or user is None:
+    # Disabling deletes the account's sessions; checking here too refuses any made in between.
+    if session.expires_at <= utcnow() or user is None or user.disabled:
         return None  # an expired session is the same as none; pages ask to log in again
     return Principal(user, session=session)
 

@@ -7,7 +7,7 @@ import ipaddress
 import os
 import secrets
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -97,6 +97,9 @@ class WebSettings(JudgeSettings):
     scratch_replay_window_s: float = Field(default=6 * 3600.0, gt=0)
     submits_per_user: int = 30
     submits_per_address: int = 60
+    # Who may make an account: "open" (anyone, at /register or POST /api/auth/register) or
+    # "closed" (nobody; accounts come from `judge admin create`, existing ones still log in).
+    registration: Literal["open", "closed"] = "open"
     register_window_s: float = 3600.0
     registrations_per_address: int = 60
     password_window_s: float = 300.0

@@ -71,6 +71,7 @@ class World:
             "problem_id": "204",
             "validation_id": "1",
             "path": "no-such-file.js",
+            "user_id": "1",  # A registered first: the first account
         }
 
 
@@ -143,6 +144,14 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ),
     ("DELETE", "/api/me/tokens/{token_id}"): Rule(401, 404, "A's token is not B's to see or revoke"),
     ("GET", "/api/me/scores"): Rule(401, 200, "the caller's own scores"),
+    # Only the caller's own password, and only with it: a wrong old one is refused.
+    ("POST", "/api/me/password"): Rule(
+        401,
+        403,
+        "changes the caller's own password, the old one required",
+        lambda _w: {"old_password": "not B's password", "new_password": "a new Pass phrase 9"},
+        learner_code="wrong_password",
+    ),
     ("GET", "/api/problems"): Rule(200, 200, "public problems; best_score is the caller's own"),
     ("GET", "/api/problems/{problem_id}"): Rule(200, 200, "a public problem; best_score is the caller's"),
     ("GET", "/api/course"): Rule(200, 200, "the public course map; the progress is the caller's own"),
@@ -166,6 +175,8 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ),
     ("GET", "/api/admin/users"): Rule(401, 403, ADMIN, learner_code="admin_only"),
     ("GET", "/api/admin/submissions"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("POST", "/api/admin/users/{user_id}/disable"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("POST", "/api/admin/users/{user_id}/enable"): Rule(401, 403, ADMIN, learner_code="admin_only"),
     ("POST", "/api/admin/submissions/{submission_id}/rejudge"): Rule(
         401, 403, ADMIN, learner_code="admin_only"
     ),
@@ -198,6 +209,8 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", "/logout"): Rule(303, 303, "ends the caller's own session (if any)", page=True),
     ("POST", "/lang"): Rule(303, 303, "the caller's own language", page=True),
     ("GET", "/settings"): Rule(303, 200, PAGE_LOGIN, page=True),
+    # The caller's own password, the old one required; an empty form is refused as too short.
+    ("POST", "/settings/password"): Rule(303, 422, PAGE_LOGIN, page=True),
     ("GET", "/submissions"): Rule(303, 200, PAGE_LOGIN, page=True),
     # A file, not a page: a visitor is sent to log in as on the page it comes from.
     ("GET", "/submissions.csv"): Rule(303, 200, "the caller's own submissions, as the page lists them"),

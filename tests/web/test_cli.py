@@ -72,6 +72,51 @@ def test_db_upgrade_admin_create_and_problems_sync(tmp_path: Path) -> None:
         engine.dispose()
 
 
+def test_admin_create_refuses_an_existing_name_unless_told_to_promote(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    res = judge(env, "admin", "create", "learner_1", "--password-stdin", stdin="a strong password\n")
+    assert res.returncode == 0, res.stderr
+    engine = make_engine(env["JUDGE_DATABASE_URL"])
+    try:
+        with make_sessionmaker(engine)() as s, s.begin():
+            user = s.scalar(select(User).where(User.username == "learner_1"))
+            assert user is not None
+            user.role = "user"  # a learner's account, as registration makes it
+            first_hash = user.password_hash
+        # Any spelling of an existing name: one line on stderr, exit 2, before any password is
+        # read, and the account is untouched.
+        res = judge(env, "admin", "create", "LEARNER_1", "--password-stdin", stdin="another strong one\n")
+        assert res.returncode == 2 and res.stdout == ""
+        assert (
+            res.stderr.strip().count("\n") == 0
+            and "already exists" in res.stderr
+            and "--promote" in res.stderr
+        )
+        with make_sessionmaker(engine)() as s:
+            user = s.scalar(select(User).where(User.username == "learner_1"))
+            assert user is not None and user.role == "user" and user.password_hash == first_hash
+        # --promote: made an admin with the new password, and told so.
+        args = ("admin", "create", "learner_1", "--promote", "--password-stdin")
+        res = judge(env, *args, stdin="another strong one\n")
+        assert res.returncode == 0 and "learner_1 is now an admin" in res.stdout, res.stderr
+        with make_sessionmaker(engine)() as s:
+            user = s.scalar(select(User).where(User.username == "learner_1"))
+            assert user is not None and user.role == "admin" and user.password_hash != first_hash
+        # --promote on a new name simply creates the admin.
+        res = judge(
+            env,
+            "admin",
+            "create",
+            "fresh_admin",
+            "--promote",
+            "--password-stdin",
+            stdin="a strong password\n",
+        )
+        assert res.returncode == 0 and "created admin fresh_admin" in res.stdout, res.stderr
+    finally:
+        engine.dispose()
+
+
 def test_serve_answers_on_its_port_and_refuses_unsafe_settings(tmp_path: Path) -> None:
     env = env_for(tmp_path, JUDGE_BACKEND="local", JUDGE_WORKERS="1")
     # Serving others (any address) on the local backend is refused, with one clear line.

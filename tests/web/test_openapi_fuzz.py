@@ -214,7 +214,7 @@ EDGE_VALUES: list[Any] = [
     [],
 ]
 # Only hashed, never stored nor queried: NUL is allowed in a password.
-NOT_STORED = {"password"}
+NOT_STORED = {"password", "old_password", "new_password"}
 # A valid body per operation that takes one; each field in turn is replaced by each edge value.
 BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     ("POST", "/api/auth/register"): lambda _name: {
@@ -232,6 +232,12 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     },
     ("POST", "/api/auth/login"): lambda name: {"username": name, "password": PASSWORD},
     ("POST", "/api/me/tokens"): lambda _name: {"name": "edge", "scope": "submit"},
+    # A wrong old password: the caller's password stays as the other bodies expect.
+    ("POST", "/api/me/password"): lambda _name: {
+        "old_password": "not the password",
+        "new_password": "a new Pass phrase 9",
+        "end_tokens": False,
+    },
     ("POST", "/api/submissions"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "mode": "run"},
     ("POST", "/api/scratch"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "snippet": "1 + 1\n"},
 }
@@ -243,6 +249,7 @@ PATH_DEFAULTS = {
     "problem_id": "204",
     "validation_id": "1",
     "scratch_id": "1",
+    "user_id": "1",
 }
 
 

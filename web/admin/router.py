@@ -39,6 +39,17 @@ def users(_admin: AdminDep, db: DbDep) -> list[AdminUser]:
     return service.users(db)
 
 
+@router.post("/users/{user_id}/disable", response_model=AdminUser)
+def disable_user(user_id: IdPath, admin: AdminDep, db: DbDep) -> AdminUser:
+    """The account's sessions end and its tokens are revoked; its log-ins are refused."""
+    return service.set_disabled(db, admin, user_id, True)
+
+
+@router.post("/users/{user_id}/enable", response_model=AdminUser)
+def enable_user(user_id: IdPath, admin: AdminDep, db: DbDep) -> AdminUser:
+    return service.set_disabled(db, admin, user_id, False)
+
+
 @router.get("/submissions", response_model=list[AdminSubmission])
 def all_submissions(
     _admin: AdminDep,

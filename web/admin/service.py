@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from judge.authoring.package import Problem
 from judge.authoring.validation.files import BARS
 from web.auth.models import User
-from web.errors import not_found
+from web.auth.service import end_sessions_and_tokens
+from web.errors import N_, ApiError, not_found
 from web.judging import queue
 from web.judging.judges import JudgeContext
 from web.notify import Notices
@@ -30,6 +31,7 @@ class AdminUser(BaseModel):
     id: int
     username: str
     role: str
+    disabled: bool
 
 
 class AdminSubmission(SubmissionSummary):
@@ -80,9 +82,25 @@ def lowered_bars(problem: Problem | None) -> list[LoweredBar]:
 
 def users(db: Session) -> list[AdminUser]:
     return [
-        AdminUser(id=u.id, username=u.username, role=u.role)
+        AdminUser(id=u.id, username=u.username, role=u.role, disabled=u.disabled)
         for u in db.scalars(select(User).order_by(User.id))
     ]
+
+
+def set_disabled(db: Session, admin: User, user_id: int, disabled: bool) -> AdminUser:
+    """Disable or enable an account. Disabling ends its sessions and revokes its tokens at once,
+    so enabling gives back the log-in only. No admin may disable themself: the site would be
+    left with no way back for them."""
+    user = db.get(User, user_id)
+    if user is None:
+        raise ApiError(404, "not_found", N_("No such user."))
+    if disabled and user.id == admin.id:
+        raise ApiError(409, "cannot_disable_self", N_("You cannot disable your own account."))
+    user.disabled = disabled
+    if disabled:
+        end_sessions_and_tokens(db, user.id)
+    db.commit()
+    return AdminUser(id=user.id, username=user.username, role=user.role, disabled=user.disabled)
 
 
 def submission_counts(db: Session) -> dict[int, int]:

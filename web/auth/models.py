@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ForeignKey, Index, String, func, true
+from sqlalchemy import ForeignKey, Index, String, false, func, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, one_of, utcnow
@@ -31,6 +31,8 @@ class User(Base):
     # The database's default only (no Python one): rows written by code that predates the column
     # (an older worker during a rolling upgrade, the migration tests) still insert.
     on_leaderboard: Mapped[bool] = mapped_column(server_default=true())
+    # Set by an admin: every log-in, session and API token of the account is refused (web.deps).
+    disabled: Mapped[bool] = mapped_column(server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     @property

@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from web.auth import service
 from web.auth.models import TokenScope, User
-from web.auth.service import Credentials, DisplayName, NewToken, TokenOut
+from web.auth.registration import check_registration_open
+from web.auth.service import Credentials, DisplayName, NewToken, Password, TokenOut
 from web.deps import (
     DbDep,
     DbText,
@@ -67,6 +68,12 @@ class MeUpdate(BaseModel):
     on_leaderboard: bool | None = None
 
 
+class PasswordChange(BaseModel):
+    old_password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    new_password: Password
+    end_tokens: bool = Field(False, description="also revoke every API token of the account")
+
+
 class TokenName(BaseModel):
     name: Annotated[DbText, StringConstraints(min_length=1, max_length=64)]
     scope: TokenScope = Field(TokenScope.SUBMIT, description=SCOPE_HELP)
@@ -85,6 +92,7 @@ def _user_out(user: User) -> UserOut:
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
 def register(body: Credentials, request: Request, db: DbDep, settings: SettingsDep) -> UserOut:
+    check_registration_open(settings)
     address = client_address(request)
     return _user_out(service.create_user(db, settings, address, body.username, body.password, body.language))
 
@@ -143,6 +151,25 @@ def update_me(body: MeUpdate, principal: PrincipalDep, db: DbDep) -> MeOut:
     if body.display_name is not None or body.on_leaderboard is not None:
         service.set_board_presence(db, principal.user, body.display_name, body.on_leaderboard)
     return me(principal)
+
+
+@router.post("/me/password", status_code=204)
+def change_password(
+    body: PasswordChange, principal: PrincipalDep, request: Request, db: DbDep, settings: SettingsDep
+) -> Response:
+    """Every other browser session of the account ends (this one stays); with end_tokens, every
+    API token too."""
+    service.change_password(
+        db,
+        settings,
+        client_address(request),
+        principal.user,
+        principal.session,
+        body.old_password,
+        body.new_password,
+        body.end_tokens,
+    )
+    return Response(status_code=204)
 
 
 @router.get("/me/tokens", response_model=list[TokenOut])

@@ -63,6 +63,9 @@ def authenticate(db: Session, settings: WebSettings, address: str, username: str
     if not verify_password(user.password_hash if user else None, password) or user is None:
         ratelimit.record_failed_login(db, settings, username, address)
         raise ApiError(401, "bad_credentials", N_("Wrong username or password."))
+    # Told only to whoever knows the password: a disabled name is no secret to its owner.
+    if user.disabled:
+        raise ApiError(403, "account_disabled", N_("This account is disabled. Ask an administrator."))
     return user
 
 
@@ -153,14 +156,54 @@ def end_session(db: Session, session: LoginSession | None, response: Response) -
 def end_everything(db: Session, user: User, response: Response) -> None:
     """Log out everywhere: every browser session of `user` ends and every API token is revoked,
     the ones asking included, in one transaction."""
-    db.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
-    db.execute(
-        update(ApiToken)
-        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
-    )
+    end_sessions_and_tokens(db, user.id)
     db.commit()
     response.delete_cookie(SESSION_COOKIE, path="/")
+
+
+def change_password(
+    db: Session,
+    settings: WebSettings,
+    address: str,
+    user: User,
+    current: LoginSession | None,
+    old_password: str,
+    new_password: str,
+    end_tokens: bool,
+) -> None:
+    """Replace `user`'s password, the old one checked as a log-in is (the same rate limits: a
+    stolen session must not become a way to guess the password). Every other browser session
+    ends, `current` stays; with `end_tokens` every API token is revoked too."""
+    ratelimit.check_login(db, settings, user.username, address)
+    ratelimit.count_password_check(db, settings, address)
+    if not verify_password(user.password_hash, old_password):
+        ratelimit.record_failed_login(db, settings, user.username, address)
+        raise ApiError(403, "wrong_password", N_("The current password is wrong."))
+    weak = rules.weak_password(new_password, user.username)
+    if weak is not None:
+        raise ApiError(422, "weak_password", WEAK_PASSWORD[weak])
+    user.password_hash = hash_password(new_password)
+    others = delete(LoginSession).where(LoginSession.user_id == user.id)
+    if current is not None:
+        others = others.where(LoginSession.id != current.id)
+    db.execute(others)
+    if end_tokens:
+        revoke_all_tokens(db, user.id)
+    db.commit()
+
+
+def end_sessions_and_tokens(db: Session, user_id: int) -> None:
+    """Every browser session of the account ends and every API token is revoked (the caller commits)."""
+    db.execute(delete(LoginSession).where(LoginSession.user_id == user_id))
+    revoke_all_tokens(db, user_id)
+
+
+def revoke_all_tokens(db: Session, user_id: int) -> None:
+    db.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
 
 
 def issue_token(

@@ -16,15 +16,18 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
 from web.auth import service
 from web.auth.models import User
+from web.auth.registration import registration_open
 from web.auth.service import Credentials
-from web.deps import DbDep, SecretKeyDep, SettingsDep, client_address
+from web.deps import DbDep, Principal, SecretKeyDep, SettingsDep, client_address
 from web.errors import ApiError
 from web.language import LANGUAGE_COOKIE, as_language
 from web.pages.common import PageUserDep, redirect, safe_next, to_login
 from web.pages.templating import page_language, render, translations
+from web.settings import WebSettings
 
 router = APIRouter(include_in_schema=False)
 
@@ -106,10 +109,14 @@ def login_form(
 
 
 @router.get("/register", response_class=HTMLResponse)
-def register_page(request: Request, principal: PageUserDep, next: str | None = None) -> Response:
+def register_page(
+    request: Request, principal: PageUserDep, settings: SettingsDep, next: str | None = None
+) -> Response:
     if principal is not None:
         return redirect(safe_next(next))
-    return _form_page(request, "register.html", principal, next=safe_next(next), username="")
+    # Closed: the page says so in place of the form (the log-in link stays).
+    closed = not registration_open(settings)
+    return _form_page(request, "register.html", principal, next=safe_next(next), username="", closed=closed)
 
 
 @router.post("/register", response_class=HTMLResponse)
@@ -129,6 +136,9 @@ def register_form(
     lang = page_language(request, None)
     gettext = translations(request, lang).gettext
     error, status = "", 400
+    if not registration_open(settings):
+        # A form from before the site was closed, or a hand-made post.
+        return render(request, "register.html", principal, 403, next=target, closed=True)
     if not _form_token_ok(request, form_token):
         error = _stale_form_message(request, principal)
     elif password != password_again:
@@ -184,9 +194,66 @@ def switch_language(
 
 
 @router.get("/settings", response_class=HTMLResponse)
-def settings_page(request: Request, principal: PageUserDep, db: DbDep, settings: SettingsDep) -> Response:
+def settings_page(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    settings: SettingsDep,
+    password: str | None = None,
+) -> Response:
     if principal is None:
         return to_login(request)
+    return _settings(request, principal, db, settings, password_changed=password == "changed")
+
+
+def _settings(
+    request: Request,
+    principal: Principal,
+    db: Session,
+    settings: WebSettings,
+    status: int = 200,
+    **context: object,
+) -> HTMLResponse:
     tokens = service.active_tokens(db, principal.user)
     days = settings.token_days
-    return render(request, "settings.html", principal, tokens=tokens, token_days=days)
+    return render(request, "settings.html", principal, status, tokens=tokens, token_days=days, **context)
+
+
+@router.post("/settings/password", response_class=HTMLResponse)
+def change_password_form(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    settings: SettingsDep,
+    old_password: FormText = "",
+    new_password: FormText = "",
+    new_password_again: FormText = "",
+    end_tokens: FormText = "",
+) -> Response:
+    """As POST /api/me/password; the page is shown again with the refusal, or reloaded (a
+    redirect, so a reload does not post again) saying the password changed."""
+    if principal is None:
+        return redirect("/login?next=%2Fsettings&needed=1")  # back to the form's page, not this post
+    gettext = _page_gettext(request, principal)
+    if new_password != new_password_again:
+        error, status = gettext("The two passwords differ."), 400
+    elif len(new_password) < 8:
+        error, status = gettext("A password has at least 8 characters."), 422
+    else:
+        try:
+            address = client_address(request)
+            service.change_password(
+                db,
+                settings,
+                address,
+                principal.user,
+                principal.session,
+                old_password,
+                new_password,
+                bool(end_tokens),
+            )
+        except ApiError as exc:
+            error, status = exc.message.text(gettext), exc.status
+        else:
+            return redirect("/settings?password=changed#password-heading")
+    return _settings(request, principal, db, settings, status, password_error=error)

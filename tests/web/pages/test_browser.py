@@ -457,10 +457,10 @@ def test_phone_layout_and_keyboard(browser: Browser, site: Site) -> None:
     phone.close()
 
 
-def test_settings_tokens_and_admin_pages(page: Page, site: Site) -> None:
-    admin = unique_name("admin")
+def admin_via_cli(site: Site, name: str) -> None:
+    """`judge admin create NAME` against the site's database, as an operator makes an admin."""
     created = subprocess.run(
-        [sys.executable, "-m", "judge", "admin", "create", admin, "--password-stdin"],
+        [sys.executable, "-m", "judge", "admin", "create", name, "--password-stdin"],
         input=PASSWORD,
         text=True,
         capture_output=True,
@@ -469,6 +469,11 @@ def test_settings_tokens_and_admin_pages(page: Page, site: Site) -> None:
         timeout=60,
     )
     assert created.returncode == 0, created.stderr
+
+
+def test_settings_tokens_and_admin_pages(page: Page, site: Site) -> None:
+    admin = unique_name("admin")
+    admin_via_cli(site, admin)
     page.goto("/login")
     log_in_via_ui(page, admin)
     page.wait_for_url("**/problems")

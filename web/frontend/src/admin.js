@@ -35,6 +35,15 @@ export function initAdmin() {
       const result = await api("POST", `/api/admin/submissions/${button.dataset.submission}/rejudge`);
       say(t("{n} submissions queued for rejudging.", { n: result.queued }));
     },
+    // The page shows each account's state: reload it rather than redraw the row.
+    async "disable-user"(button) {
+      await api("POST", `/api/admin/users/${button.dataset.user}/disable`);
+      location.reload();
+    },
+    async "enable-user"(button) {
+      await api("POST", `/api/admin/users/${button.dataset.user}/enable`);
+      location.reload();
+    },
     async sync() {
       const result = await api("POST", "/api/admin/problems/sync");
       say(t("{n} problems loaded; new versions: {v}", { n: result.problems, v: result.new_versions.join(", ") || "—" }));
