@@ -157,15 +157,21 @@ def submitted(page: Page, problem_id: str, code: str, timeout_s: float = JUDGED_
     raise AssertionError(f"{problem_id}: submission {sub_id} was not judged in {timeout_s} s")
 
 
-def switch_language(page: Page) -> None:
-    """The header's switch to the other language, once the page in it has loaded."""
-    before = page.evaluate("() => document.documentElement.lang")
+def switch_language(page: Page, to: str | None = None) -> None:
+    """The header's switch to the other language (or to `to`, "zh" or "en", when the page is
+    not in it already), returning once the page in that language has loaded. The switch
+    reloads the page, so waiting for `ready` alone could pass on the page being left."""
+    lang = page.evaluate("() => document.documentElement.lang")
+    if to is not None and lang.startswith(to):
+        return
     page.get_by_test_id("language-switch").click()
     # documentElement is null for a moment while the next page loads
     page.wait_for_function(
-        f"() => document.documentElement?.lang && document.documentElement.lang !== {json.dumps(before)}"
+        f"() => document.documentElement?.lang && document.documentElement.lang !== {json.dumps(lang)}"
     )
     ready(page)
+    if to is not None:
+        assert page.evaluate("() => document.documentElement.lang").startswith(to)
 
 
 def show_view(page: Page, view: str) -> None:
@@ -305,10 +311,13 @@ def test_a_failing_case_shows_its_diagnosis_and_heatmap_in_one_language(page: Pa
     page.screenshot(path=site.shots / "problem-diagnosis-zh.png")
 
     # The same submission read in English: every line of it in English only.
-    page.get_by_test_id("language-switch").click()
-    ready(page)
+    switch_language(page, "en")
+    # The switch keeps the result on screen, read again in English; opening it from the history
+    # draws it once more, so each drawing is waited for before the next.
+    expect(page.get_by_test_id("summary")).to_contain_text("Wrong answer")
     page.get_by_role("tab", name="My submissions").click()
     page.get_by_test_id("history").locator("button.history-item").first.click()
+    expect(page.get_by_role("button", name="Open its code in the editor")).to_be_visible()
     diagnosis = page.get_by_test_id("case-diagnoses").first
     expect(diagnosis).to_contain_text("times the reference")
     heatmap = page.get_by_test_id("error-map").first
@@ -343,16 +352,13 @@ def test_language_switch(page: Page) -> None:
     ready(page)
     assert page.locator("html").get_attribute("lang") == "zh-CN"
     expect(page.get_by_role("heading", level=1)).to_have_text("题目")
-    page.get_by_test_id("language-switch").click()
-    ready(page)
-    assert page.locator("html").get_attribute("lang") == "en"
+    switch_language(page, "en")
     expect(page.get_by_role("heading", level=1)).to_have_text("Problems")
     page.get_by_role("link", name="Zero-centred RMSNorm and gated RMSNorm").click()
     ready(page)
     expect(page.get_by_role("button", name="Run")).to_be_visible()
     expect(page.locator(".statement h2").first).to_contain_text("What to implement")
-    page.get_by_test_id("language-switch").click()  # back to Chinese, on the same page
-    ready(page)
+    switch_language(page, "zh")  # back to Chinese, on the same page
     assert page.url.endswith("/problems/204")
     expect(page.get_by_role("button", name="运行")).to_be_visible()
 

@@ -141,9 +141,7 @@ def test_a_failing_public_case_shows_what_was_compared(browser: Browser, site: S
         assert any(c["inputs"] and c["compared"] for c in body["cases"] if c["public"])
 
         # The language switch keeps the result, read again in English.
-        page.get_by_test_id("language-switch").click()
-        ready(page)
-        assert page.locator("html").get_attribute("lang") == "en"
+        switch_language(page, "en")
         expect(page.get_by_test_id("summary")).to_contain_text("Wrong answer")
         expect(page.get_by_test_id("summary-time")).to_contain_text("Your code's time on the public cases")
         failing = page.locator("tr.case[data-case=rmsnorm_fp32] + tr.case-detail")

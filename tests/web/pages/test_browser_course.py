@@ -22,6 +22,7 @@ from tests.web.pages.test_browser import (
     register_via_ui,
     serving_site,
     set_code,
+    switch_language,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -44,13 +45,6 @@ def solved_204(browser: Browser, site: Site) -> Iterator[BrowserContext]:
     context = browser.new_context(base_url=site.url, viewport={"width": 1366, "height": 900})
     yield context
     context.close()
-
-
-def switch_language(page: Page, to: str) -> None:
-    """The header's language switch, as a learner uses it (it keeps the account's choice too)."""
-    page.get_by_test_id("language-switch").click()
-    ready(page)
-    assert page.locator("html").get_attribute("lang") == ("en" if to == "en" else "zh-CN")
 
 
 def test_after_an_accepted_submit_the_next_problem_is_offered(solved_204: BrowserContext, site: Site) -> None:

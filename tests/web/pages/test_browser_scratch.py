@@ -13,7 +13,6 @@ scratch-example-*.png and scratch-case-*.png, each with a -filled.png of the cel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +29,7 @@ from tests.web.pages.test_browser import (
     register_via_ui,
     serving_site,
     show_view,
+    switch_language,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -91,9 +91,7 @@ def test_a_snippet_runs_and_shows_its_output_beside_the_references(page: Page, s
     page.set_viewport_size({"width": 1366, "height": 900})
 
     # In English: the same run, English words only.
-    page.get_by_test_id("language-switch").click()
-    ready(page)
-    assert page.locator("html").get_attribute("lang") == "en"
+    switch_language(page, "en")
     type_into(page, "#editor", CORRECT)
     run_snippet(page, "Try your input", "Run this")
     expect(output.get_by_test_id("scratch-match")).to_have_text("Same as the reference", timeout=JUDGED_S)
@@ -135,15 +133,6 @@ def reference(problem: str) -> str:
     return (REPO_ROOT / "problems" / FOLDERS[problem] / "reference.py").read_text()
 
 
-def in_language(page: Page, lang: str) -> None:
-    if (page.locator("html").get_attribute("lang") or "").startswith(lang):
-        return
-    before = page.evaluate("() => document.documentElement.lang")
-    page.get_by_test_id("language-switch").click()
-    page.wait_for_function(f"() => document.documentElement.lang !== {json.dumps(before)}")
-    ready(page)
-
-
 def test_each_problems_own_snippet_and_its_public_cases_run(page: Page, site: Site) -> None:
     register_via_ui(page, unique_name("snippets"))
     for size, lang, problem, what in TRIES:
@@ -151,7 +140,7 @@ def test_each_problems_own_snippet_and_its_public_cases_run(page: Page, site: Si
         page.set_viewport_size({"width": width, "height": height})
         page.goto(f"/problems/{problem}")
         ready(page)
-        in_language(page, lang)
+        switch_language(page, lang)
         examples = page.request.get(f"/api/scratch/examples/{problem}").json()
         show_view(page, "code")
         type_into(page, "#editor", reference(problem))

@@ -14,7 +14,15 @@ from playwright.sync_api import Page, expect
 
 from tests.web.factories import PKG_204, unique_name
 from tests.web.pages import test_browser as shared
-from tests.web.pages.test_browser import CORRECT, JUDGED_S, Site, ready, register_via_ui, set_code
+from tests.web.pages.test_browser import (
+    CORRECT,
+    JUDGED_S,
+    Site,
+    ready,
+    register_via_ui,
+    set_code,
+    switch_language,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -98,9 +106,7 @@ def test_the_solutions_open_after_the_learners_own_ac(page: Page, site: Site) ->
     shoot(page, site, "solutions-zh.png")
 
     # In English, after a reload: open from the start, English notes only.
-    page.get_by_test_id("language-switch").click()
-    ready(page)
-    assert page.locator("html").get_attribute("lang") == "en"
+    switch_language(page, "en")
     tab = page.get_by_role("tab", name="Solutions")
     expect(tab).to_have_attribute("data-state", "open")
     tab.click()

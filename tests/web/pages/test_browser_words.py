@@ -6,7 +6,6 @@ One `judge serve` for the module, judging nothing: none of this needs a verdict.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
@@ -20,6 +19,7 @@ from tests.web.pages.test_browser import (
     expect_console_errors,
     ready,
     serving_site,
+    switch_language,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -50,13 +50,6 @@ def page(browser: Browser, site: Site) -> Iterator[Page]:
     with checked_page(browser, site) as page:
         page.add_init_script(RECORD_TYPED)
         yield page
-
-
-def switch_language(page: Page) -> None:
-    before = page.evaluate("() => document.documentElement.lang")
-    page.get_by_test_id("language-switch").click()
-    page.wait_for_function(f"() => document.documentElement.lang !== {json.dumps(before)}")
-    ready(page)
 
 
 def stored_typing(page: Page) -> str:

@@ -27,6 +27,7 @@ from tests.web.pages.test_browser import (
     serving_site,
     set_code,
     show_view,
+    switch_language,
 )
 from web.pages.starters import in_language
 
@@ -156,8 +157,7 @@ def test_results_beside_the_code_and_a_live_badge(page: Page, site: Site) -> Non
 def test_a_time_out_shows_its_time_and_the_clock_ticks_on_a_phone(page: Page, site: Site) -> None:
     page.set_viewport_size(PHONE)
     register_via_ui(page, unique_name("learner"))
-    page.get_by_test_id("language-switch").click()
-    ready(page)
+    switch_language(page, "en")
     page.goto("/problems/204")
     ready(page)
     assert_labels_on_one_line(page)

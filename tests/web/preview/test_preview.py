@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 from tests.factories import make_package
 from tests.paths import REPO_ROOT
 from tests.web.factories import free_port, stop
-from tests.web.pages.test_browser import CHROMIUM, chromium, editor_text, ready, set_code
+from tests.web.pages.test_browser import CHROMIUM, chromium, editor_text, ready, set_code, switch_language
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -141,8 +141,7 @@ def test_preview_shows_runs_and_follows_edits(tmp_path: Path) -> None:
         expect(page.get_by_test_id("preview-load-error")).to_have_count(0)
 
         # The same page in English.
-        page.get_by_test_id("language-switch").click()
-        ready(page)
+        switch_language(page, "en")
         expect(banner).to_contain_text("Preview — not validated")
         page.screenshot(path=shots / "preview-en.png")
         context.close()
