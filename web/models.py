@@ -1,6 +1,8 @@
 """Every model, imported in one place so that the metadata is complete (Alembic, tests)."""
 
-from web.auth.models import ApiToken, LoginAttempt, LoginSession, RateEvent, User
+from web.admin.models import SiteOption
+from web.auth.models import ApiToken, InviteCode, LoginAttempt, LoginSession, PasswordReset, RateEvent, User
+from web.classes.models import Assignment, AssignmentProblem, Extension, Group, Membership
 from web.db import Base
 from web.drafts.models import Draft
 from web.problems.models import ProblemValidation, ProblemVersion
@@ -10,15 +12,23 @@ from web.submissions.models import Submission, SubmissionEvent
 
 __all__ = [
     "ApiToken",
+    "Assignment",
+    "AssignmentProblem",
     "Base",
     "Draft",
+    "Extension",
+    "Group",
+    "InviteCode",
     "LoginAttempt",
     "LoginSession",
+    "Membership",
+    "PasswordReset",
     "ProblemValidation",
     "ProblemVersion",
     "RateEvent",
     "ReferenceTiming",
     "Score",
+    "SiteOption",
     "Submission",
     "SubmissionEvent",
     "User",

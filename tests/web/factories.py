@@ -1,17 +1,19 @@
-"""Factories for web tests: settings on a fresh database, clients, accounts, submissions."""
+"""Factories for web tests: settings on a fresh database, clients, accounts, classes, submissions."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,6 +25,8 @@ from judge.core.verdicts import Verdict
 from tests.paths import REPO_ROOT
 from web.app import create_app
 from web.auth.models import User
+from web.classes.models import Assignment, AssignmentProblem, Group, Membership
+from web.db import utcnow
 from web.judging.records import StoredReport
 from web.platform import Platform
 from web.settings import WebSettings
@@ -90,6 +94,55 @@ def make_admin(client: TestClient) -> tuple[str, str]:
         assert user is not None
         user.role = "admin"
     return name, token
+
+
+def make_instructor(client: TestClient) -> tuple[str, str]:
+    """A new account made instructor in the database: (its name, its API token)."""
+    name, token = register(client, unique_name("teacher"))
+    with platform_of(client).factory() as session, session.begin():
+        user = session.scalar(select(User).where(User.username == name))
+        assert user is not None
+        user.role = "instructor"
+    return name, token
+
+
+def make_class(client: TestClient, instructor: str, members: Sequence[str] = (), name: str = "Class") -> int:
+    """A class of `instructor`'s with `members` in it, written directly: its id."""
+    with platform_of(client).factory() as session, session.begin():
+        ids = dict(session.execute(select(User.username, User.id)).tuples().all())
+        group = Group(name=name, instructor_id=ids[instructor], join_code=secrets.token_hex(4).upper())
+        session.add(group)
+        session.flush()
+        session.add_all(Membership(class_id=group.id, user_id=ids[m]) for m in members)
+        return group.id
+
+
+def make_assignment(
+    client: TestClient,
+    class_id: int,
+    problems: Sequence[str] = ("204",),
+    opens_at: datetime | None = None,
+    due_at: datetime | None = None,
+    late_counts: bool = False,
+    title: str = "Assignment",
+) -> int:
+    """An assignment of the class, written directly (by default open since an hour, due in a day)."""
+    now = utcnow()
+    with platform_of(client).factory() as session, session.begin():
+        assignment = Assignment(
+            class_id=class_id,
+            title=title,
+            opens_at=opens_at or now - timedelta(hours=1),
+            due_at=due_at or now + timedelta(days=1),
+            late_counts=late_counts,
+        )
+        session.add(assignment)
+        session.flush()
+        session.add_all(
+            AssignmentProblem(assignment_id=assignment.id, problem_id=p, position=i)
+            for i, p in enumerate(problems)
+        )
+        return assignment.id
 
 
 def bearer(token: str) -> dict[str, str]:

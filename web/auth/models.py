@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from web.db import Base, UTCDateTime, one_of, utcnow
 
-ROLES = ("learner", "admin")
+ROLES = ("learner", "instructor", "admin")
 
 
 class User(Base):
@@ -33,11 +33,19 @@ class User(Base):
     on_leaderboard: Mapped[bool] = mapped_column(server_default=true())
     # Set by an admin: every log-in, session and API token of the account is refused (web.deps).
     disabled: Mapped[bool] = mapped_column(server_default=false())
+    # Where a reset link the learner asks for is mailed (None: no mail; an instructor or an
+    # admin issues the link instead). Never shown to anyone but the account and admins.
+    email: Mapped[str | None] = mapped_column(String(254), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    @property
+    def is_instructor(self) -> bool:
+        """May make classes and read their members' work (admins may do whatever they may)."""
+        return self.role in ("instructor", "admin")
 
 
 class LoginSession(Base):
@@ -115,3 +123,38 @@ class RateEvent(Base):
     kind: Mapped[str] = mapped_column(String(16))
     address: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class PasswordReset(Base):
+    """A one-time link that sets a new password: issued by an admin or an instructor (and shown to
+    them once), or mailed to the account when it asked. Only the token's keyed hash is stored; it
+    works once, until `expires_at`."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    # Who issued it (None: the account asked for it by mail).
+    issued_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class InviteCode(Base):
+    """A code that lets people register while registration is "invite": shown once to the admin
+    who made it, stored as a keyed hash, good for `max_uses` registrations until `expires_at`."""
+
+    __tablename__ = "invite_codes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))  # the first characters, to tell codes apart
+    note: Mapped[str] = mapped_column(String(120), default="")
+    max_uses: Mapped[int] = mapped_column(default=1)
+    uses: Mapped[int] = mapped_column(default=0)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)

@@ -1,0 +1,1 @@
+"""Classes: an instructor's learners, their assignments, gradebook and board."""
