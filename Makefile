@@ -83,10 +83,11 @@ README_SHOTS := problems.png problem-hint.png submission.png settings.png \
 	course-map-phone-zh.png workspace-tle-phone-en.png words-404-zh-desktop.png \
 	words-404-en-desktop.png docs-offline.png layout-wrong-answer-zh.png compared-en-desktop.png \
 	progress-live-zh-desktop.png scratch-example-206-desktop-en-filled.png layout-tablet-results-zh.png \
-	layout-phone-submissions-en.png
+	layout-phone-submissions-en.png course-run-gradebook-zh.png course-run-due-phone-en.png
 screenshots: setup frontend
 	rm -rf var/screenshots
-	JUDGE_SCREENSHOT_DIR=var/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/web/pages/test_browser*.py
+	JUDGE_SCREENSHOT_DIR=var/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/web/pages/test_browser*.py \
+		tests/web/classes/test_browser*.py tests/web/auth/test_browser*.py
 	cp $(addprefix var/screenshots/,$(README_SHOTS)) docs/screenshots/
 
 # Re-extract the UI's messages and merge them into the Chinese catalogs (then translate the new ones).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from judge import __version__
+from judge.cli_options import add_lang
 from judge.core.errors import JudgeError
 from judge.logs import DEFAULT_LEVEL, LOG_LEVELS, configure_logging
 from judge.settings import JudgeSettings
@@ -288,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=["auto", "local", "docker"], default=None)
     run.add_argument("--cases", choices=["public", "all"], default="all")
     run.add_argument("--json", action="store_true", help="print the JSON report")
-    run.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    add_lang(run)
     run.add_argument(
         "--part",
         action="append",
@@ -347,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack.add_argument(
         "--out", metavar="FILE", help="the archive to write (default: ./NNN-slug-vVERSION.tar.gz)"
     )
-    pack.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    add_lang(pack)
     pack.set_defaults(func=_pack)
     kit = sub.add_parser("kit", help="write the offline practice kit (practice/) for learners")
     kit.add_argument("--out", required=True, help="the folder to write practice/ into")

@@ -17,6 +17,9 @@ import judge
 from web.admin.router import router as admin_router
 from web.auth.router import router as auth_router
 from web.bodylimit import BodyCaps, BodyLimit
+from web.classes.reports_router import router as class_reports_router
+from web.classes.router import roles_router
+from web.classes.router import router as classes_router
 from web.course.router import router as course_router
 from web.deps import PlatformDep, client_address
 from web.drafts.router import router as drafts_router
@@ -95,6 +98,9 @@ def create_app(
         scratch_router,
         scores_router,
         admin_router,
+        classes_router,
+        class_reports_router,
+        roles_router,
         pages_router,
     ):
         app.include_router(router)

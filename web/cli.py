@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.cli import UsageError
+from judge.cli_options import add_lang
 from web.settings import WebSettings
 
 log = logging.getLogger(__name__)
@@ -109,8 +110,9 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     engine = _migrated_engine(settings)
     # An existing name is refused before the password is asked for: a typo or a learner's name
     # must not quietly become an admin (and lose its password); --promote says it is meant.
+    role: str = args.role
     if not args.promote and _user_exists(engine, args.username):
-        raise UsageError(f"{args.username} already exists; add --promote to make that account an admin")
+        raise UsageError(f"{args.username} already exists; add --promote to make that account an {role}")
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -125,14 +127,14 @@ def _admin_create(args: argparse.Namespace, settings: WebSettings) -> int:
     with transaction(make_sessionmaker(engine)) as session:
         user = session.scalar(select(User).where(func.lower(User.username) == args.username.lower()))
         if user is None:
-            session.add(User(username=args.username, password_hash=hash_password(password), role="admin"))
-            print(f"created admin {args.username}")
+            session.add(User(username=args.username, password_hash=hash_password(password), role=role))
+            print(f"created {role} {args.username}")
         elif not args.promote:
             # Registered while the password was being typed: still not ours to take.
-            raise UsageError(f"{user.username} already exists; add --promote to make that account an admin")
+            raise UsageError(f"{user.username} already exists; add --promote to make that account an {role}")
         else:
-            user.role, user.password_hash = "admin", hash_password(password)
-            print(f"{user.username} is now an admin (password reset)")
+            user.role, user.password_hash = role, hash_password(password)
+            print(f"{user.username} is now an {role} (password reset)")
     return 0
 
 
@@ -208,12 +210,16 @@ def register(sub: Any) -> None:
 
     admin = sub.add_parser("admin", help="manage accounts")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
-    create = admin_sub.add_parser("create", help="create an admin (--promote: make an existing user one)")
+    create = admin_sub.add_parser(
+        "create", help="create an admin or instructor (--promote: make an existing user one)"
+    )
     create.add_argument("username")
     create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
     create.add_argument(
-        "--promote", action="store_true", help="if the name exists, make that account an admin (new password)"
+        "--promote", action="store_true", help="if the name exists, give that account the role (new password)"
     )
+    # An operator may make an instructor here too (an admin can also do it on the site).
+    create.add_argument("--role", choices=("admin", "instructor"), default="admin", help="the account's role")
     create.set_defaults(func=_admin_create, settings_class=WebSettings)
 
     problems = sub.add_parser("problems", help="problem packages in the database")
@@ -237,7 +243,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="run `judge validate` on it first and refuse it unless sound (minutes)",
     )
-    add.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    add_lang(add)
     add.set_defaults(func=_problems_add, settings_class=WebSettings)
 
     preview = sub.add_parser("preview", help="a problem package's page as learners see it, on this machine")
@@ -247,7 +253,7 @@ def register(sub: Any) -> None:
     )
     preview.add_argument("--port", type=int, default=None, help="default: a free port")
     preview.add_argument("--backend", choices=["local", "docker", "auto"], default="local")
-    preview.add_argument("--lang", choices=["zh", "en"], default="zh", help="the language of the messages")
+    add_lang(preview)
     preview.set_defaults(func=_preview, settings_class=WebSettings)
 
     db = sub.add_parser("db", help="the database schema")

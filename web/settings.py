@@ -97,9 +97,11 @@ class WebSettings(JudgeSettings):
     scratch_replay_window_s: float = Field(default=6 * 3600.0, gt=0)
     submits_per_user: int = 30
     submits_per_address: int = 60
-    # Who may make an account: "open" (anyone, at /register or POST /api/auth/register) or
-    # "closed" (nobody; accounts come from `judge admin create`, existing ones still log in).
-    registration: Literal["open", "closed"] = "open"
+    # Who may make an account: "open" (anyone, at /register or POST /api/auth/register),
+    # "invite" (whoever has an invite code an admin made) or "closed" (nobody; accounts come from
+    # `judge admin create`, existing ones still log in). The default until an admin picks another
+    # mode on /admin (web.auth.registration).
+    registration: Literal["open", "invite", "closed"] = "open"
     register_window_s: float = 3600.0
     registrations_per_address: int = 60
     password_window_s: float = 300.0
@@ -122,6 +124,22 @@ class WebSettings(JudgeSettings):
     # Web processes of `judge serve` (more than one needs PostgreSQL); `--processes` overrides it.
     processes: int = Field(default=1, ge=1, le=64)
     session_days: int = 14
+    # A one-time password reset link (issued by an admin or an instructor, or mailed on request)
+    # works this many hours, once.
+    reset_link_hours: int = Field(default=24, ge=1, le=24 * 30)
+    # Reset links mailed on request (/forgot): at most this many per account per window; the
+    # asking address is counted with the password checks.
+    reset_mails_per_account: int = Field(default=3, ge=1)
+    reset_mail_window_s: float = Field(default=3600.0, gt=0)
+    # Mail (reset links on request). Unset smtp_host: no mail, and /login offers no "Forgot".
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=25, ge=1, le=65535)
+    smtp_from: str = ""
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = False
+    # How long one SMTP conversation may wait on the server (it runs after the answer is sent).
+    smtp_timeout_s: float = Field(default=10.0, gt=0)
     # API tokens work this many days from their making (then the kit asks for a new one); a
     # token is also ended by its revocation and by a log-out everywhere.
     token_days: int = Field(default=30, ge=1, le=3650)

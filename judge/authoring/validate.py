@@ -245,6 +245,14 @@ def validate_package(
     return v
 
 
+def _run_wanted(checks: tuple[tuple[str, Callable[[], None]], ...], scope: Scope, clock: _Clock) -> None:
+    """The checks (by name) that `scope` asks for, each timed."""
+    for name, check in checks:
+        if scope.wants(name):
+            check()
+            clock.lap(name)
+
+
 def _validate(v: Validation, path: Path, backend: Backend, settings: JudgeSettings, scope: Scope) -> None:
     out = v.diagnostics
     clock = _Clock(v.timings)
@@ -260,10 +268,7 @@ def _validate(v: Validation, path: Path, backend: Backend, settings: JudgeSettin
         ("forbidden", lambda: check_forbidden(out, problem)),
         ("facts", lambda: check_facts(out, problem)),
     )
-    for name, check in static:
-        if scope.wants(name):
-            check()
-            clock.lap(name)
+    _run_wanted(static, scope, clock)
     if not check_parts(out, problem):
         return
     clock.lap("parts")
@@ -273,10 +278,7 @@ def _validate(v: Validation, path: Path, backend: Backend, settings: JudgeSettin
         ("notes", lambda: check_notes(out, problem)),
         ("changes", lambda: check_changes(out, problem)),
     )
-    for name, check in listed:
-        if scope.wants(name):
-            check()
-            clock.lap(name)
+    _run_wanted(listed, scope, clock)
     v.counts = counts(cases, accepted, wrong)
     if scope.wants("coverage"):
         check_coverage(out, v.counts, problem.spec.validation)

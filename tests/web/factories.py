@@ -109,7 +109,7 @@ def make_instructor(client: TestClient) -> tuple[str, str]:
 def make_class(client: TestClient, instructor: str, members: Sequence[str] = (), name: str = "Class") -> int:
     """A class of `instructor`'s with `members` in it, written directly: its id."""
     with platform_of(client).factory() as session, session.begin():
-        ids = dict(session.execute(select(User.username, User.id)).tuples().all())
+        ids = dict(session.execute(select(User.username, User.id)).all())
         group = Group(name=name, instructor_id=ids[instructor], join_code=secrets.token_hex(4).upper())
         session.add(group)
         session.flush()

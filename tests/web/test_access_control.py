@@ -26,7 +26,10 @@ from starlette.routing import Mount
 from tests.web.factories import (
     PASSWORD,
     bearer,
+    make_assignment,
+    make_class,
     make_client,
+    make_instructor,
     make_settings,
     read_204,
     register,
@@ -58,6 +61,9 @@ class World:
     b_name: str
     b_token: str
     admin_token: str
+    # A class of an instructor who is not B, with A in it, and an assignment of it.
+    class_id: int = 0
+    assignment_id: int = 0
 
     def secrets(self) -> list[str]:
         """Strings that are A's alone: no response to anyone else may contain them."""
@@ -72,6 +78,10 @@ class World:
             "validation_id": "1",
             "path": "no-such-file.js",
             "user_id": "1",  # A registered first: the first account
+            "invite_id": "1",
+            "token": "no-such-link",  # a reset link: nobody's
+            "class_id": str(self.class_id),
+            "assignment_id": str(self.assignment_id),
         }
 
 
@@ -120,6 +130,21 @@ DOCS = "the API's own documentation: no user data"
 PAGE_LOGIN = "a page of the caller's own data: anonymous callers are sent to /login (303)"
 FORM = "a form post without the form's token: refused with the form shown again"
 ADMIN = "admin only: users, every submission, rejudging"
+CLASS = "A's class, whose instructor is not B: not found for B, as if it did not exist"
+
+
+def _later(_w: World) -> dict[str, Any]:
+    return {"due_at": "2099-01-01T00:00:00+00:00"}
+
+
+def _assignment(_w: World) -> dict[str, Any]:
+    return {
+        "title": "B's",
+        "problems": ["204"],
+        "opens_at": "2099-01-01T00:00:00+00:00",
+        "due_at": "2099-01-02T00:00:00+00:00",
+    }
+
 
 ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/openapi.json"): Rule(200, 200, DOCS),
@@ -216,6 +241,71 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", "/submissions.csv"): Rule(303, 200, "the caller's own submissions, as the page lists them"),
     ("GET", "/submissions/{submission_id}"): Rule(303, 404, "A's submission is not found for B", page=True),
     ("GET", "/admin"): Rule(303, 403, ADMIN, page=True),
+    # Reset links, invite codes and the registration mode (web/auth: resets, invites, registration).
+    ("POST", "/api/users/{user_id}/reset-link"): Rule(
+        401, 404, "an admin's, or the instructor's of a class A is in: for B, as if A did not exist"
+    ),
+    ("GET", "/api/admin/registration"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("PUT", "/api/admin/registration"): Rule(
+        401, 403, ADMIN, lambda _w: {"mode": "closed"}, learner_code="admin_only"
+    ),
+    ("GET", "/api/admin/invites"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("POST", "/api/admin/invites"): Rule(
+        401, 403, ADMIN, lambda _w: {"max_uses": 1}, learner_code="admin_only"
+    ),
+    ("POST", "/api/admin/invites/{invite_id}/revoke"): Rule(401, 403, ADMIN, learner_code="admin_only"),
+    ("GET", "/reset/{token}"): Rule(410, 410, "a link nobody has: the one page of a dead link", page=True),
+    ("POST", "/reset/{token}"): Rule(410, 410, "a link nobody has: the one page of a dead link", page=True),
+    ("GET", "/forgot"): Rule(200, 200, "the form (or, without mail, whom to ask): nobody's data", page=True),
+    # Without mail configured (this world) the form is refused; with it, one sentence for all.
+    ("POST", "/forgot"): Rule(400, 400, FORM, page=True),
+    # B's own email ("" clears it), then back to the settings page.
+    ("POST", "/settings/email"): Rule(303, 303, "the caller's own email", page=True),
+    # Classes (web/classes): an instructor's own, a member's own part, nothing of anyone else's.
+    ("POST", "/api/admin/users/{user_id}/role"): Rule(
+        401, 403, ADMIN, lambda _w: {"role": "instructor"}, learner_code="admin_only"
+    ),
+    ("GET", "/api/classes"): Rule(
+        401, 200, "the classes the caller teaches or is in, and what they have due"
+    ),
+    ("POST", "/api/classes"): Rule(
+        401, 403, "instructors only", lambda _w: {"name": "B's class"}, learner_code="instructor_only"
+    ),
+    # A code no class has (B joining A's class would change what the sweep sees next).
+    ("POST", "/api/classes/join"): Rule(
+        401, 404, "joins the caller to the class of the code", lambda _w: {"code": "NOSUCH22"}
+    ),
+    ("GET", "/api/classes/{class_id}"): Rule(401, 404, CLASS),
+    ("PATCH", "/api/classes/{class_id}"): Rule(401, 404, CLASS, lambda _w: {"joining_open": True}),
+    ("POST", "/api/classes/{class_id}/code"): Rule(401, 404, CLASS),
+    ("POST", "/api/classes/{class_id}/leave"): Rule(401, 404, "B is not in A's class"),
+    ("POST", "/api/classes/{class_id}/members"): Rule(401, 404, CLASS, lambda w: {"names": [w.b_name]}),
+    ("DELETE", "/api/classes/{class_id}/members/{user_id}"): Rule(401, 404, CLASS),
+    ("GET", "/api/classes/{class_id}/members/{user_id}/submissions"): Rule(
+        401, 404, "A's submissions, for the instructor of A's class only"
+    ),
+    ("POST", "/api/classes/{class_id}/assignments"): Rule(401, 404, CLASS, _assignment),
+    ("PUT", "/api/classes/{class_id}/assignments/{assignment_id}"): Rule(401, 404, CLASS, _assignment),
+    ("DELETE", "/api/classes/{class_id}/assignments/{assignment_id}"): Rule(401, 404, CLASS),
+    ("PUT", "/api/classes/{class_id}/assignments/{assignment_id}/extensions/{user_id}"): Rule(
+        401, 404, CLASS, _later
+    ),
+    ("DELETE", "/api/classes/{class_id}/assignments/{assignment_id}/extensions/{user_id}"): Rule(
+        401, 404, CLASS
+    ),
+    ("GET", "/classes"): Rule(303, 200, PAGE_LOGIN, page=True),
+    ("GET", "/classes/{class_id}"): Rule(303, 404, CLASS, page=True),
+    ("GET", "/classes/{class_id}/members/{user_id}"): Rule(303, 404, CLASS, page=True),
+    # A class's reports (web/classes/reports_router.py, web/pages/class_reports.py): the gradebook
+    # and similar submissions for its instructor, the class leaderboard for its members too.
+    ("GET", "/api/classes/{class_id}/assignments/{assignment_id}/gradebook"): Rule(401, 404, CLASS),
+    ("GET", "/api/classes/{class_id}/assignments/{assignment_id}/gradebook.csv"): Rule(401, 404, CLASS),
+    ("GET", "/api/classes/{class_id}/gradebook.csv"): Rule(401, 404, CLASS),
+    ("GET", "/api/classes/{class_id}/leaderboard"): Rule(401, 404, "B is not in A's class"),
+    ("GET", "/api/classes/{class_id}/similar"): Rule(401, 404, CLASS),
+    ("GET", "/classes/{class_id}/assignments/{assignment_id}/gradebook"): Rule(303, 404, CLASS, page=True),
+    ("GET", "/classes/{class_id}/leaderboard"): Rule(303, 404, "B is not in A's class", page=True),
+    ("GET", "/classes/{class_id}/similar"): Rule(303, 404, CLASS, page=True),
 }
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
@@ -291,7 +381,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 )
             )
             db.commit()
-        yield World(app, client, a_name, a_token, token_id, a_sub_id, marker, b_name, b_token, admin_token)
+        world = World(app, client, a_name, a_token, token_id, a_sub_id, marker, b_name, b_token, admin_token)
+        teacher, _ = make_instructor(client)
+        world.class_id = make_class(client, teacher, [a_name], name="A's class")
+        world.assignment_id = make_assignment(client, world.class_id)
+        yield world
 
 
 class Caller:

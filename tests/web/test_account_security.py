@@ -206,7 +206,7 @@ def test_judge_admin_create_may_name_an_admin_admin(tmp_path: Path, monkeypatch:
 
     settings = make_settings(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO("a strong password\n"))
-    args = argparse.Namespace(username="admin", password_stdin=True, promote=False)
+    args = argparse.Namespace(username="admin", password_stdin=True, promote=False, role="admin")
     assert _admin_create(args, settings) == 0
     with make_client(settings) as client:
         res = client.post("/api/auth/token", json={"username": "admin", "password": "a strong password"})

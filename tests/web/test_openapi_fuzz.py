@@ -215,14 +215,29 @@ EDGE_VALUES: list[Any] = [
 ]
 # Only hashed, never stored nor queried: NUL is allowed in a password.
 NOT_STORED = {"password", "old_password", "new_password"}
+ASSIGNMENT: dict[str, Any] = {
+    "title": "Edge",
+    "problems": ["204"],
+    "opens_at": "2030-01-01T00:00:00+00:00",
+    "due_at": "2030-01-02T00:00:00+00:00",
+    "late_counts": False,
+}
 # A valid body per operation that takes one; each field in turn is replaced by each edge value.
 BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     ("POST", "/api/auth/register"): lambda _name: {
         "username": unique_name("edge"),
         "password": PASSWORD,
         "language": "en",
+        "invite_code": "inv-edge",  # ignored while registration is open
     },
-    ("PATCH", "/api/me"): lambda _name: {"language": "zh", "display_name": "", "on_leaderboard": True},
+    ("PATCH", "/api/me"): lambda _name: {
+        "language": "zh",
+        "display_name": "",
+        "on_leaderboard": True,
+        "email": "edge@example.org",
+    },
+    ("PUT", "/api/admin/registration"): lambda _name: {"mode": "open"},
+    ("POST", "/api/admin/invites"): lambda _name: {"note": "edge", "max_uses": 1, "expires_in_days": 1},
     ("PUT", "/api/problems/{problem_id}/draft"): lambda _name: {"code": "x = 1\n"},
     ("POST", "/api/auth/token"): lambda name: {
         "username": name,
@@ -240,6 +255,16 @@ BODIES: dict[tuple[str, str], Callable[[str], dict[str, Any]]] = {
     },
     ("POST", "/api/submissions"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "mode": "run"},
     ("POST", "/api/scratch"): lambda _name: {"problem_id": "204", "code": "print(1)\n", "snippet": "1 + 1\n"},
+    ("POST", "/api/admin/users/{user_id}/role"): lambda _name: {"role": "learner"},
+    ("POST", "/api/classes"): lambda _name: {"name": "Edge class"},
+    ("POST", "/api/classes/join"): lambda _name: {"code": "ABCD2345"},
+    ("PATCH", "/api/classes/{class_id}"): lambda _name: {"name": "Edge", "joining_open": True},
+    ("POST", "/api/classes/{class_id}/members"): lambda name: {"names": [name], "csv": ""},
+    ("POST", "/api/classes/{class_id}/assignments"): lambda _name: ASSIGNMENT,
+    ("PUT", "/api/classes/{class_id}/assignments/{assignment_id}"): lambda _name: ASSIGNMENT,
+    ("PUT", "/api/classes/{class_id}/assignments/{assignment_id}/extensions/{user_id}"): lambda _name: {
+        "due_at": "2030-01-02T00:00:00+00:00"
+    },
 }
 # Error codes of callers refused before their input is read: who they are decides, not what they sent.
 REFUSED = {"login_required", "admin_only"}
@@ -250,6 +275,9 @@ PATH_DEFAULTS = {
     "validation_id": "1",
     "scratch_id": "1",
     "user_id": "1",
+    "invite_id": "1",
+    "class_id": "1",
+    "assignment_id": "1",
 }
 
 

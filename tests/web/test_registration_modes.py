@@ -60,7 +60,7 @@ def test_open_is_the_default_and_shows_the_form(tmp_path: Path) -> None:
 
 def test_a_bad_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="registration"):
-        make_settings(Path("/nonexistent"), registration="invite")
+        make_settings(Path("/nonexistent"), registration="friends")
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from web.admin import service
 from web.admin.service import AdminProblem, AdminSubmission, AdminUser, ValidationOut
+from web.auth import invites
+from web.auth.invites import InviteOut, InviteRequest, NewInvite
+from web.auth.registration import RegistrationMode, registration_mode, set_registration_mode
 from web.deps import (
     AdminDep,
     DbDep,
@@ -19,6 +22,7 @@ from web.deps import (
     NoticesDep,
     PlatformDep,
     ProblemsDep,
+    SecretKeyDep,
     SettingsDep,
 )
 
@@ -32,6 +36,13 @@ class Rejudged(BaseModel):
 class Synced(BaseModel):
     problems: int
     new_versions: list[str]
+
+
+class Registration(BaseModel):
+    mode: RegistrationMode = Field(
+        description="open: anyone registers; invite: with an invite code; closed: nobody (the setting "
+        "`registration` is the default until an admin sets one here)"
+    )
 
 
 @router.get("/users", response_model=list[AdminUser])
@@ -97,3 +108,30 @@ def get_validation(validation_id: IdPath, _admin: AdminDep, db: DbDep) -> Valida
 def sync(_admin: AdminDep, platform: PlatformDep) -> Synced:
     changed = platform.reload_problems()
     return Synced(problems=len(platform.problems), new_versions=changed)
+
+
+@router.get("/registration", response_model=Registration)
+def get_registration(_admin: AdminDep, db: DbDep, settings: SettingsDep) -> Registration:
+    return Registration(mode=registration_mode(db, settings))
+
+
+@router.put("/registration", response_model=Registration)
+def put_registration(body: Registration, admin: AdminDep, db: DbDep) -> Registration:
+    """Kept in the database: every web process and restart reads it (web.auth.registration)."""
+    return Registration(mode=set_registration_mode(db, admin, body.mode))
+
+
+@router.get("/invites", response_model=list[InviteOut])
+def list_invites(_admin: AdminDep, db: DbDep) -> list[InviteOut]:
+    return invites.listed(db)
+
+
+@router.post("/invites", status_code=201, response_model=NewInvite)
+def create_invite(body: InviteRequest, admin: AdminDep, db: DbDep, secret_key: SecretKeyDep) -> NewInvite:
+    """The code is in this answer only; the list shows its first characters."""
+    return invites.create(db, secret_key, admin, body)
+
+
+@router.post("/invites/{invite_id}/revoke", response_model=InviteOut)
+def revoke_invite(invite_id: IdPath, _admin: AdminDep, db: DbDep) -> InviteOut:
+    return invites.revoke(db, invite_id)

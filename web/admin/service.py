@@ -32,6 +32,11 @@ class AdminUser(BaseModel):
     username: str
     role: str
     disabled: bool
+    email: str | None = None  # admins and the account itself only
+
+
+def admin_user(u: User) -> AdminUser:
+    return AdminUser(id=u.id, username=u.username, role=u.role, disabled=u.disabled, email=u.email)
 
 
 class AdminSubmission(SubmissionSummary):
@@ -81,10 +86,7 @@ def lowered_bars(problem: Problem | None) -> list[LoweredBar]:
 
 
 def users(db: Session) -> list[AdminUser]:
-    return [
-        AdminUser(id=u.id, username=u.username, role=u.role, disabled=u.disabled)
-        for u in db.scalars(select(User).order_by(User.id))
-    ]
+    return [admin_user(u) for u in db.scalars(select(User).order_by(User.id))]
 
 
 def set_disabled(db: Session, admin: User, user_id: int, disabled: bool) -> AdminUser:
@@ -100,7 +102,7 @@ def set_disabled(db: Session, admin: User, user_id: int, disabled: bool) -> Admi
     if disabled:
         end_sessions_and_tokens(db, user.id)
     db.commit()
-    return AdminUser(id=user.id, username=user.username, role=user.role, disabled=user.disabled)
+    return admin_user(user)
 
 
 def submission_counts(db: Session) -> dict[int, int]:

@@ -153,3 +153,16 @@ def check_submit(db: Session, settings: WebSettings, user_id: int, address: str)
     )
     if wait > 0:
         raise _too_many(wait, N_("Too many submissions. Try again in {seconds} s."))
+
+
+def count_reset_request(db: Session, settings: WebSettings, address: str) -> None:
+    """A reset link asked for by mail (/forgot): counted with the password checks of the address,
+    which bound the same kind of unauthenticated work."""
+    _count_event(
+        db,
+        settings,
+        RateKind.PASSWORD,
+        address,
+        settings.password_checks_per_address,
+        N_("Too many requests from this address. Try again in {seconds} s."),
+    )

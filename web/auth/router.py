@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field, StringConstraints
 
-from web.auth import service
+from web.auth import resets, service
 from web.auth.models import TokenScope, User
-from web.auth.registration import check_registration_open
-from web.auth.service import Credentials, DisplayName, NewToken, Password, TokenOut
+from web.auth.registration import check_registration_allowed, registration_mode
+from web.auth.resets import ResetLink
+from web.auth.service import Credentials, DisplayName, Email, Invite, NewToken, Password, TokenOut
 from web.deps import (
     DbDep,
     DbText,
@@ -23,6 +24,7 @@ from web.deps import (
 )
 from web.errors import N_, ApiError
 from web.language import Language
+from web.settings import WebSettings
 
 router = APIRouter(prefix="/api", tags=["auth"])
 
@@ -54,6 +56,7 @@ class UserOut(BaseModel):
 
 
 class MeOut(UserOut):
+    email: str | None = Field(None, description="where a reset link you ask for is mailed; yours only")
     csrf_token: str | None = Field(
         None, description="send as X-CSRF-Token on unsafe requests with the cookie"
     )
@@ -66,6 +69,8 @@ class MeUpdate(BaseModel):
     # "" clears it (the leaderboard shows the username again).
     display_name: DisplayName | None = None
     on_leaderboard: bool | None = None
+    # "" clears it (no reset link can then be mailed).
+    email: Email | None = None
 
 
 class PasswordChange(BaseModel):
@@ -91,10 +96,16 @@ def _user_out(user: User) -> UserOut:
 
 
 @router.post("/auth/register", status_code=201, response_model=UserOut)
-def register(body: Credentials, request: Request, db: DbDep, settings: SettingsDep) -> UserOut:
-    check_registration_open(settings)
+def register(
+    body: Credentials, request: Request, db: DbDep, settings: SettingsDep, secret_key: SecretKeyDep
+) -> UserOut:
+    """While registration is "invite", invite_code is required and one of its uses is taken."""
+    mode = registration_mode(db, settings)
+    check_registration_allowed(mode, body.invite_code)
+    invite = Invite(body.invite_code or "", secret_key) if mode == "invite" else None
     address = client_address(request)
-    return _user_out(service.create_user(db, settings, address, body.username, body.password, body.language))
+    user = service.create_user(db, settings, address, body.username, body.password, body.language, invite)
+    return _user_out(user)
 
 
 @router.post("/auth/token", status_code=201, response_model=NewToken)
@@ -141,7 +152,7 @@ def logout(
 @router.get("/me", response_model=MeOut)
 def me(principal: PrincipalDep) -> MeOut:
     csrf = principal.session.csrf_token if principal.session else None
-    return MeOut(**_user_out(principal.user).model_dump(), csrf_token=csrf)
+    return MeOut(**_user_out(principal.user).model_dump(), email=principal.user.email, csrf_token=csrf)
 
 
 @router.patch("/me", response_model=MeOut)
@@ -150,6 +161,8 @@ def update_me(body: MeUpdate, principal: PrincipalDep, db: DbDep) -> MeOut:
         service.set_language(db, principal.user, body.language)
     if body.display_name is not None or body.on_leaderboard is not None:
         service.set_board_presence(db, principal.user, body.display_name, body.on_leaderboard)
+    if body.email is not None:
+        service.set_email(db, principal.user, body.email)
     return me(principal)
 
 
@@ -199,3 +212,23 @@ def add_token(
 def revoke_token(token_id: IdPath, user: UserDep, db: DbDep) -> Response:
     service.revoke_token(db, user, token_id)
     return Response(status_code=204)
+
+
+def base_url(request: Request, settings: WebSettings) -> str:
+    """Where links in answers and mails point: the configured public address, else the one asked."""
+    return settings.public_url or str(request.base_url).rstrip("/")
+
+
+@router.post("/users/{user_id}/reset-link", status_code=201, response_model=ResetLink)
+def issue_reset_link(
+    user_id: IdPath,
+    user: UserDep,
+    request: Request,
+    db: DbDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
+) -> ResetLink:
+    """A one-time link that sets a new password for the account, shown once: by an admin for
+    anyone, by an instructor for a learner in one of their classes (any other account: 404).
+    It voids the account's older unused links."""
+    return resets.issue(db, settings, secret_key, user, user_id, base_url(request, settings))

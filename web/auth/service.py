@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated
 
@@ -12,12 +13,12 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from web.auth import pruning, ratelimit, rules
+from web.auth import invites, pruning, ratelimit, rules
 from web.auth.models import ApiToken, LoginSession, TokenScope, User
 from web.auth.rules import WeakPassword
 from web.auth.secrets import API_TOKEN_PREFIX, hash_password, new_token, token_hash, verify_password
 from web.db import utcnow
-from web.deps import SESSION_COOKIE
+from web.deps import SESSION_COOKIE, DbText
 from web.errors import N_, ApiError, not_found
 from web.language import Language
 from web.settings import WebSettings
@@ -27,6 +28,11 @@ Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 # A name for the leaderboard: letters of any script, digits, spaces, _ - . (no markup, no control
 # characters); "" clears it. Leading and trailing spaces are dropped.
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=32, pattern=r"^[\w .\-]*$")]
+# Checked loosely (something@something.something, no spaces): the mail server is the real test.
+# "" clears it.
+Email = Annotated[
+    DbText, StringConstraints(strip_whitespace=True, max_length=254, pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
+]
 
 
 class Credentials(BaseModel):
@@ -35,6 +41,8 @@ class Credentials(BaseModel):
     username: Username
     password: Password
     language: Language = "zh"
+    # Needed while registration is "invite" (web.auth.registration), ignored otherwise.
+    invite_code: Annotated[DbText, StringConstraints(max_length=64)] | None = None
 
 
 class NewToken(BaseModel):
@@ -100,15 +108,36 @@ def check_new_account(username: str, password: str) -> None:
         raise ApiError(422, "weak_password", WEAK_PASSWORD[weak])
 
 
+@dataclass(frozen=True)
+class Invite:
+    """The invite code a registration brings, and the key its hash is made with."""
+
+    code: str
+    secret_key: str
+
+
 def create_user(
-    db: Session, settings: WebSettings, address: str, username: str, password: str, language: str = "zh"
+    db: Session,
+    settings: WebSettings,
+    address: str,
+    username: str,
+    password: str,
+    language: str = "zh",
+    invite: Invite | None = None,
 ) -> User:
     """A new account. Registrations are counted per address; a name is taken whatever its case,
-    which the database's unique index on lower(username) settles when two arrive at once."""
+    which the database's unique index on lower(username) settles when two arrive at once. With an
+    `invite`, one use of its code is taken in the same transaction (refused: nothing is made)."""
     check_new_account(username, password)
     if db.scalar(select(User.id).where(func.lower(User.username) == username.lower())) is not None:
         raise _taken(username)
     ratelimit.count_registration(db, settings, address)
+    if invite is not None:
+        try:
+            invites.take_use(db, invite.secret_key, invite.code)
+        except ApiError:
+            db.rollback()
+            raise
     user = User(username=username, password_hash=hash_password(password), language=language)
     db.add(user)
     try:
@@ -288,4 +317,10 @@ def set_board_presence(db: Session, user: User, display_name: str | None, listed
         user.display_name = name or None
     if listed is not None:
         user.on_leaderboard = listed
+    db.commit()
+
+
+def set_email(db: Session, user: User, email: str) -> None:
+    """Where a reset link `user` asks for is mailed ("" for nowhere)."""
+    user.email = email.strip() or None
     db.commit()

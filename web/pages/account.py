@@ -13,18 +13,19 @@ import secrets
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, BackgroundTasks, Form, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
-from web.auth import service
+from web.auth import forgot, mail, ratelimit, resets, service
 from web.auth.models import User
-from web.auth.registration import registration_open
-from web.auth.service import Credentials
-from web.deps import DbDep, Principal, SecretKeyDep, SettingsDep, client_address
+from web.auth.registration import check_registration_allowed, registration_mode
+from web.auth.router import base_url
+from web.auth.service import Credentials, Email, Invite
+from web.deps import DbDep, FactoryDep, Principal, SecretKeyDep, SettingsDep, client_address, platform_of
 from web.errors import ApiError
-from web.language import LANGUAGE_COOKIE, as_language
+from web.language import LANGUAGE_COOKIE, Language, as_language
 from web.pages.common import PageUserDep, redirect, safe_next, to_login
 from web.pages.templating import page_language, render, translations
 from web.settings import WebSettings
@@ -36,6 +37,12 @@ FORM_COOKIE = "judge_form"
 # the account's own) for the problem list.
 VISITOR_PAGE = re.compile(r"^/(problems(/[\w-]+)?|leaderboard)?(\?.*)?$")
 FormText = Annotated[str, Form(max_length=256)]
+# Any text: only its hash is looked up, and a mangled link gets the page of a dead one.
+ResetToken = Annotated[str, Path()]
+
+
+class MeEmail(BaseModel):
+    email: Email
 
 
 def _form_token(request: Request) -> str:
@@ -76,11 +83,18 @@ def _session_and_go(
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(
-    request: Request, principal: PageUserDep, next: str | None = None, needed: bool = False
+    request: Request,
+    principal: PageUserDep,
+    settings: SettingsDep,
+    next: str | None = None,
+    needed: bool = False,
 ) -> Response:
     if principal is not None:
         return redirect(safe_next(next))
-    return _form_page(request, "login.html", principal, next=safe_next(next), username="", needed=needed)
+    mail_on = mail.mail_configured(settings)
+    return _form_page(
+        request, "login.html", principal, next=safe_next(next), username="", needed=needed, mail=mail_on
+    )
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -105,18 +119,42 @@ def login_form(
             error, status = exc.message.text(_page_gettext(request, principal)), exc.status
         else:
             return _session_and_go(request, db, settings, secret_key, user, target)
-    return _form_page(request, "login.html", principal, status, next=target, username=username, error=error)
+    return _form_page(
+        request,
+        "login.html",
+        principal,
+        status,
+        next=target,
+        username=username,
+        error=error,
+        mail=mail.mail_configured(settings),
+    )
 
 
 @router.get("/register", response_class=HTMLResponse)
 def register_page(
-    request: Request, principal: PageUserDep, settings: SettingsDep, next: str | None = None
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    settings: SettingsDep,
+    next: str | None = None,
+    invite: str | None = None,
 ) -> Response:
     if principal is not None:
         return redirect(safe_next(next))
-    # Closed: the page says so in place of the form (the log-in link stays).
-    closed = not registration_open(settings)
-    return _form_page(request, "register.html", principal, next=safe_next(next), username="", closed=closed)
+    # Closed: the page says so in place of the form (the log-in link stays). Invite: the form
+    # asks for the code too (?invite= fills it in, for a link handed out with the code).
+    mode = registration_mode(db, settings)
+    return _form_page(
+        request,
+        "register.html",
+        principal,
+        next=safe_next(next),
+        username="",
+        closed=mode == "closed",
+        invite_needed=mode == "invite",
+        invite_code=(invite or "")[:64],
+    )
 
 
 @router.post("/register", response_class=HTMLResponse)
@@ -129,6 +167,7 @@ def register_form(
     username: FormText = "",
     password: FormText = "",
     password_again: FormText = "",
+    invite_code: FormText = "",
     next: FormText = "",
     form_token: FormText = "",
 ) -> Response:
@@ -136,7 +175,8 @@ def register_form(
     lang = page_language(request, None)
     gettext = translations(request, lang).gettext
     error, status = "", 400
-    if not registration_open(settings):
+    mode = registration_mode(db, settings)
+    if mode == "closed":
         # A form from before the site was closed, or a hand-made post.
         return render(request, "register.html", principal, 403, next=target, closed=True)
     if not _form_token_ok(request, form_token):
@@ -145,9 +185,13 @@ def register_form(
         error = gettext("The two passwords differ.")
     else:
         try:
+            check_registration_allowed(mode, invite_code)
             body = Credentials(username=username, password=password, language=lang)
             address = client_address(request)
-            user = service.create_user(db, settings, address, body.username, body.password, body.language)
+            invite = Invite(invite_code, secret_key) if mode == "invite" else None
+            user = service.create_user(
+                db, settings, address, body.username, body.password, body.language, invite
+            )
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])
             error = (
@@ -160,7 +204,15 @@ def register_form(
         else:
             return _session_and_go(request, db, settings, secret_key, user, target)
     return _form_page(
-        request, "register.html", principal, status, next=target, username=username, error=error
+        request,
+        "register.html",
+        principal,
+        status,
+        next=target,
+        username=username,
+        error=error,
+        invite_needed=mode == "invite",
+        invite_code=invite_code,
     )
 
 
@@ -203,7 +255,15 @@ def settings_page(
 ) -> Response:
     if principal is None:
         return to_login(request)
-    return _settings(request, principal, db, settings, password_changed=password == "changed")
+    return _settings(
+        request,
+        principal,
+        db,
+        settings,
+        password_changed=password == "changed",
+        password_reset=password == "reset",
+        email_saved=request.query_params.get("email") == "saved",
+    )
 
 
 def _settings(
@@ -257,3 +317,118 @@ def change_password_form(
         else:
             return redirect("/settings?password=changed#password-heading")
     return _settings(request, principal, db, settings, status, password_error=error)
+
+
+@router.post("/settings/email", response_class=HTMLResponse)
+def change_email_form(
+    request: Request, principal: PageUserDep, db: DbDep, settings: SettingsDep, email: FormText = ""
+) -> Response:
+    """As PATCH /api/me {"email"}: where a reset link the account asks for is mailed."""
+    if principal is None:
+        return redirect("/login?next=%2Fsettings&needed=1")
+    try:
+        checked = MeEmail(email=email)
+    except ValidationError:
+        gettext = _page_gettext(request, principal)
+        message = gettext("That does not look like an email address.")
+        return _settings(request, principal, db, settings, 422, email_error=message, email_value=email)
+    service.set_email(db, principal.user, checked.email)
+    return redirect("/settings?email=saved#email-heading")
+
+
+# ------------------------------------------------------------------ reset links
+
+
+def _dead_link(request: Request, principal: PageUserDep) -> HTMLResponse:
+    """One page for a link that is unknown, used or expired: which of them is nobody's business."""
+    return render(request, "reset.html", principal, 410, dead=True)
+
+
+@router.get("/reset/{token}", response_class=HTMLResponse)
+def reset_page(
+    request: Request, token: ResetToken, principal: PageUserDep, db: DbDep, secret_key: SecretKeyDep
+) -> Response:
+    account = resets.account_of(db, secret_key, token)
+    if account is None:
+        return _dead_link(request, principal)
+    return _form_page(request, "reset.html", principal, account=account.username, token=token)
+
+
+@router.post("/reset/{token}", response_class=HTMLResponse)
+def reset_form(
+    request: Request,
+    token: ResetToken,
+    principal: PageUserDep,
+    db: DbDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
+    password: FormText = "",
+    password_again: FormText = "",
+    form_token: FormText = "",
+) -> Response:
+    """Sets the password, ends every session and API token of the account, and logs this browser
+    in as it: whoever holds a working link could log in anyway, and a person who just chose a
+    password should not have to type it again at once."""
+    account = resets.account_of(db, secret_key, token)
+    if account is None:
+        return _dead_link(request, principal)
+    gettext = _page_gettext(request, principal)
+    if not _form_token_ok(request, form_token):
+        error, status = _stale_form_message(request, principal), 400
+    elif password != password_again:
+        error, status = gettext("The two passwords differ."), 400
+    elif len(password) < 8:
+        error, status = gettext("A password has at least 8 characters."), 422
+    else:
+        try:
+            user = resets.use(db, settings, secret_key, client_address(request), token, password)
+        except ApiError as exc:
+            if exc.code == "reset_link_dead":
+                return _dead_link(request, principal)
+            error, status = exc.message.text(gettext), exc.status
+        else:
+            target = "/settings?password=reset#password-heading"
+            return _session_and_go(request, db, settings, secret_key, user, target)
+    page = {"account": account.username, "token": token, "error": error}
+    return _form_page(request, "reset.html", principal, status, **page)
+
+
+@router.get("/forgot", response_class=HTMLResponse)
+def forgot_page(request: Request, principal: PageUserDep, settings: SettingsDep) -> Response:
+    """Without mail the page says whom to ask for a link instead."""
+    return _form_page(request, "forgot.html", principal, mail=mail.mail_configured(settings), name="")
+
+
+@router.post("/forgot", response_class=HTMLResponse)
+def forgot_form(
+    request: Request,
+    principal: PageUserDep,
+    db: DbDep,
+    settings: SettingsDep,
+    secret_key: SecretKeyDep,
+    factory: FactoryDep,
+    background: BackgroundTasks,
+    name: FormText = "",
+    form_token: FormText = "",
+) -> Response:
+    """Always the same answer, given before any account is looked up (no account enumeration);
+    the links are made and mailed after it is sent (web.auth.forgot.mail_links)."""
+    configured = mail.mail_configured(settings)
+    if not configured or not _form_token_ok(request, form_token):
+        error = "" if not configured else _stale_form_message(request, principal)
+        return _form_page(request, "forgot.html", principal, 400, mail=configured, name=name, error=error)
+    catalogs = platform_of(request).catalogs  # the request is gone when the mails are written
+
+    def translate(lang: Language) -> Callable[[str], str]:
+        """The mail's words: the named account's language, not the asker's."""
+        gettext: Callable[[str], str] = catalogs.translations(lang).gettext
+        return gettext
+
+    try:
+        ratelimit.count_reset_request(db, settings, client_address(request))
+    except ApiError as exc:
+        error = exc.message.text(_page_gettext(request, principal))
+        return _form_page(request, "forgot.html", principal, exc.status, mail=True, name=name, error=error)
+    asked = forgot.Asked(name, base_url(request, settings), translate)
+    background.add_task(forgot.mail_links, factory, settings, secret_key, asked)
+    return render(request, "forgot.html", principal, mail=True, asked=True, hours=settings.reset_link_hours)

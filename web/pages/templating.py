@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from web.auth.models import User
-from web.auth.registration import registration_open
+from web.auth.registration import registration_offered
 from web.deps import Principal, platform_of, preview_of
 from web.language import (
     DEFAULT_LANGUAGE,
@@ -128,13 +128,14 @@ def render(
 ) -> HTMLResponse:
     user = principal.user if principal else None
     lang = page_language(request, user)
-    catalogs = platform_of(request).catalogs
+    platform = platform_of(request)
+    catalogs = platform.catalogs
     gettext = catalogs.translations(lang).gettext
     shared = {
         "request": request,
         "preview": preview_of(request),
         # A closed site offers no "Register" link (the page would only say it is closed).
-        "registration_open": registration_open(platform_of(request).settings),
+        "registration_open": registration_offered(platform.factory, platform.settings),
         "user": user,
         "csrf_token": principal.session.csrf_token if principal and principal.session else "",
         "lang": lang,

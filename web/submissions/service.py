@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from web.auth import ratelimit
 from web.auth.models import User
+from web.classes.access import teaches
 from web.errors import N_, ApiError, ensure_code_fits, not_found
 from web.judging.notices import announce_queued
 from web.judging.queue import queued_ahead, unfinished_jobs
@@ -95,6 +96,11 @@ def my_submissions(
     return [summary(s) for s in rows]
 
 
+def may_read(db: Session, reader: User, owner_id: int) -> bool:
+    """The owner, an admin, or an instructor of a class the owner is in (web.classes.access)."""
+    return owner_id == reader.id or teaches(db, reader, owner_id)
+
+
 # A submission with the content hash of the version it was judged against, in one query.
 _SUBMISSION_AND_VERSION = (
     select(Submission, ProblemVersion.content_hash)
@@ -104,11 +110,12 @@ _SUBMISSION_AND_VERSION = (
 
 
 def read_submission(db: Session, submission_id: int, user: User, lang: str = "zh") -> SubmissionDetail:
-    """One submission as `user` may see it: their own, or any for an admin; else 404."""
+    """One submission as `user` may see it: their own, any for an admin, a member's of their
+    class for an instructor (read-only: the page offers no rejudge and no editor); else 404."""
     found = db.execute(_SUBMISSION_AND_VERSION, {"id": submission_id}).first()
     # Someone else's submission is "not found", so ids reveal nothing.
     # A scratch run is shown by its own routes only (web.scratch): not a submission here.
-    if found is None or found[0].mode == Mode.SCRATCH or (found[0].user_id != user.id and not user.is_admin):
+    if found is None or found[0].mode == Mode.SCRATCH or not may_read(db, user, found[0].user_id):
         raise not_found("submission", submission_id)
     sub: Submission = found[0]
     version: str | None = found[1]

@@ -463,10 +463,17 @@ def test_phone_layout_and_keyboard(browser: Browser, site: Site) -> None:
     phone.close()
 
 
-def admin_via_cli(site: Site, name: str) -> None:
-    """`judge admin create NAME` against the site's database, as an operator makes an admin."""
+def no_overflow(page: Page) -> None:
+    """Nothing of the page reaches past the window's right edge."""
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{page.url}: the page is {overflow}px wider than the window"
+
+
+def admin_via_cli(site: Site, name: str, role: str = "admin") -> None:
+    """`judge admin create NAME [--role instructor]` against the site's database, as an operator
+    makes an admin or an instructor."""
     created = subprocess.run(
-        [sys.executable, "-m", "judge", "admin", "create", name, "--password-stdin"],
+        [sys.executable, "-m", "judge", "admin", "create", name, "--role", role, "--password-stdin"],
         input=PASSWORD,
         text=True,
         capture_output=True,

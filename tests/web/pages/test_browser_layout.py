@@ -298,6 +298,7 @@ def test_narrow_views_cards_and_a_short_header(page: Page, site: Site) -> None:
         expect(cards.first.locator(".col-score")).to_be_visible()
         assert overflow_right(page, "table.cards td, table.cards a") <= 0
         assert header_height(page) <= HEADER_MAX_PX, (lang, header_height(page))
+        assert overflow_right(page, ".site-header nav a") <= 0, f"a link of the {lang} navigation is cut off"
         page.screenshot(path=site.shots / f"layout-phone-submissions-{lang}.png")
         page.goto("/leaderboard")
         ready(page)

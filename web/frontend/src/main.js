@@ -6,8 +6,11 @@ import "./scratch.css";
 import "./compared.css"; // a failing case's inputs and expected vs got (results.js)
 import "./layout.css"; // after app.css: it refines the workspace
 import "./extras.css";
+import "./classes.css"; // my classes, a class's page (cards on a phone)
+import "./class_reports.css"; // the gradebook, class leaderboard and similar submissions
 import "./theme.css"; // last: the dark theme overrides the colours above
 import { initAdmin } from "./admin.js";
+import { initClass, initClasses } from "./classes.js";
 import { initCourse } from "./course.js";
 import { initCelebration, initShortcuts, initSubmissionExtras } from "./extras.js";
 import { initKit } from "./kit.js";
@@ -61,6 +64,8 @@ async function start() {
   }
   else if (page === "settings") initSettings();
   else if (page === "admin") initAdmin();
+  else if (page === "classes") initClasses();
+  else if (page === "class") initClass(data);
   initShortcuts();
   initLayout(data); // last: splitters and narrow views around what the parts above drew
   document.body.dataset.ready = "true"; // the browser tests wait for this
