@@ -229,6 +229,7 @@ def _pack(args: argparse.Namespace, settings: JudgeSettings) -> int:
 
 def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
     from judge.authoring.kit import build_kit
+    from judge.authoring.notebooks import NOTEBOOKS_DIR
     from judge.authoring.package import Problem, all_problem_dirs, find_problem
     from judge.backends import make_backend
     from judge.expected import ExpectedStore
@@ -248,6 +249,8 @@ def _kit(args: argparse.Namespace, settings: JudgeSettings) -> int:
     finally:
         backend.close()
     print(f"practice kit: {root} ({len(problems)} problems)")
+    # Always written (no runs, so no cost worth a flag): one per chapter and language.
+    print(f"chapter notebooks: {root / NOTEBOOKS_DIR} (open one in Jupyter or Colab)")
     print(f"try: python {root / 'judge.py'} {problems[0].id}" if problems else "")
     return 0
 

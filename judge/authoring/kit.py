@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judge.authoring.kit_install import API_MODULE, write_package_files
+from judge.authoring.notebooks import write_notebooks
 from judge.authoring.package import Problem
 from judge.core.backend import Backend
 from judge.core.frames import CaseOutcome
@@ -43,12 +45,16 @@ KIT_MODULES: tuple[str, ...] = (
     "judge/__init__.py",
     *sorted(p.relative_to(CODE_ROOT).as_posix() for p in (CODE_ROOT / "judge" / "core").rglob("*.py")),
 )
+# The kit's own code beside the library: judge.py, the notebook API, how it installs with pip.
+KIT_SCRIPTS = ("judge/authoring/practice.py", API_MODULE, "judge/authoring/kit_install.py")
 LIBRARY_DIR = "_judge"  # inside practice/: the copied modules
 STATEMENTS = ("statement.zh.md", "statement.en.md")
 # Inside practice/, beside qwen/: the capstone's tiny checkpoint, where the course's
 # `qwen.weights.find_model()` looks when neither QWEN_MODEL nor ~/models/qwen3.5 is there.
 TINY_CHECKPOINT_DIR = "tiny-qwen3.5"
 CHECKPOINT_PACKAGE = "217-*"  # the package whose checkpoint/ folder the kit ships
+# What writes the chapter notebooks (practice/notebooks/): they change when these do.
+NOTEBOOK_MODULES = ("judge/authoring/notebooks.py", "judge/authoring/starters.py")
 
 
 def tiny_checkpoint(problems: list[Problem]) -> Path | None:
@@ -67,7 +73,7 @@ def kit_fingerprint(problems: list[Problem], server: str) -> str:
     digest = hashlib.sha256(f"{KIT_FORMAT}\n{server.rstrip('/')}\n".encode())
     for problem in sorted(problems, key=lambda p: p.id):
         digest.update(f"{problem.id}:{problem.content_hash}\n".encode())
-    for rel in (*KIT_MODULES, "judge/authoring/practice.py", "judge/authoring/kit.py"):
+    for rel in (*KIT_MODULES, *KIT_SCRIPTS, "judge/authoring/kit.py", *NOTEBOOK_MODULES):
         digest.update(rel.encode() + b"\0" + (CODE_ROOT / rel).read_bytes())
     checkpoint = tiny_checkpoint(problems)
     if checkpoint is not None:
@@ -195,6 +201,10 @@ def build_kit(
         )
         if steps is not None:
             steps(index, len(ordered))
+    # Each chapter's notebooks (judge.authoring.notebooks): no run, so every kit has them.
+    write_notebooks(root, ordered, learner_file)
+    # `pip install ./practice`, `from practice import check`, `python -m practice` (kit_install).
+    write_package_files(root)
     kit = {
         "format": KIT_FORMAT,
         "server": server.rstrip("/"),
@@ -282,6 +292,27 @@ python practice/judge.py --pull       # 取回你在网站上每题最近一次�
 
 提示用中文；`--lang en`、环境变量 `JUDGE_LANG=en` 或英文的系统语言（`LANG=en_US.UTF-8`）改成英文。
 
+## 在 notebook 里评测，用 pip 安装
+
+```python
+from practice import check, submit   # 在 practice/ 所在的文件夹里，或 pip 安装之后
+check(204)                 # 评测 practice/qwen/norm.py，和 python practice/judge.py 204 一样
+check(204, globals())      # 评测你在 notebook 单元格里定义的 RMSNorm、GatedRMSNorm、l2norm
+submit(204, globals())     # 交给服务器正式评测（需要令牌，同 --submit）
+```
+
+在 Jupyter 里结果显示为表格（用例、提示、误差图），其他地方显示为文字；`lang="en"` 改成英文。
+`notebooks/` 里每章有一个中文 notebook（`ch03-rmsnorm.zh.ipynb`）和一个英文的：题目说明、起始代码和
+`check(...)` 单元格，可以直接在 Jupyter 里打开，或和练习包的 zip 一起上传到 Colab。
+`check(ID, globals())` 需要这道题要的每个名字都在单元格里用 def 或 class 定义过；它取这些单元格里的
+import、定义和简单常量组成你的解答，题目用到的其他零件仍从你的 `qwen/` 文件导入。
+
+`pip install ./practice`（或 `pip install practice.zip`）安装 `practice` 和你的 `qwen` 包，只依赖
+torch；之后在任何文件夹都能 `from practice import check`，`python -m practice 204` 等于
+`python practice/judge.py 204`。从文件夹安装时，它评测的仍是这个文件夹里的文件（你改
+`practice/qwen/norm.py` 后 `check(204)` 评测改过的代码）；从 zip 安装的评测安装时的副本。
+`pip install -e ./practice` 直接用这个文件夹；环境变量 `JUDGE_KIT=/path/to/practice` 指定要评测的练习包。
+
 ## 跑课程的脚本
 
 每章最后的脚本（如 `ch03_norm.py`）放在 `practice/` 里，在 `practice/` 下运行：
@@ -321,6 +352,30 @@ otherwise it keeps your file and says so.
 
 It speaks Chinese; `--lang en`, `JUDGE_LANG=en` or an English locale (`LANG=en_US.UTF-8`) make it
 speak English.
+
+## In a notebook, and installed with pip
+
+```python
+from practice import check, submit   # from the folder that holds practice/, or after pip install
+check(204)                 # judge practice/qwen/norm.py, as python practice/judge.py 204 does
+check(204, globals())      # judge the RMSNorm, GatedRMSNorm and l2norm defined in your notebook
+submit(204, globals())     # the official verdict from the server (a token, as for --submit)
+```
+
+In Jupyter the result shows as a table (cases, hints, error maps), elsewhere as text; `lang="en"`
+or `lang="zh"` picks the language. `notebooks/` holds a notebook per chapter, one in Chinese
+(`ch03-rmsnorm.zh.ipynb`) and one in English: each exercise's statement, its starter and a
+`check(...)` cell, ready for Jupyter, or for Colab with the kit's zip.
+`check(ID, globals())` needs every name the problem asks for defined with def or class in a
+cell; it builds your solution from those cells' imports, definitions and simple constants, and
+imports the problem's other parts from your `qwen/` files as usual.
+
+`pip install ./practice` (or `pip install practice.zip`) installs `practice` and your `qwen`
+package, with torch the only dependency: `from practice import check` then works from any folder,
+and `python -m practice 204` is `python practice/judge.py 204`. Installed from the folder, it still
+judges the files in that folder (edit `practice/qwen/norm.py`, and `check(204)` judges the edit);
+installed from the zip, it judges its installed copy. `pip install -e ./practice` uses the folder
+itself; `JUDGE_KIT=/path/to/practice` names the kit to judge.
 
 ## Running the course's scripts
 

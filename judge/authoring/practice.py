@@ -23,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
@@ -33,10 +34,32 @@ if TYPE_CHECKING:  # the kit's _judge/ is put on sys.path in main(); these are f
     from judge.core.backend import Backend
     from judge.core.casekit import Case
     from judge.core.interfaces import Which
+    from judge.core.report import Report
     from judge.core.results import Expected
     from judge.core.runner.job import PartSource
 
-KIT = Path(__file__).resolve().parent
+KIT_ENV = "JUDGE_KIT"
+HOME_FILE = "kit_home.txt"  # written by the kit's setup.py when pip installs it
+
+
+def kit_home() -> Path:
+    """The kit folder whose files are judged: JUDGE_KIT when set; for an installed kit (`pip
+    install ./practice`) the folder it was installed from, as recorded then, while it is still
+    there, so the learner's edits of practice/qwen/*.py are what is judged; else this file's
+    folder (the kit itself, or an editable install of it)."""
+    here = Path(__file__).resolve().parent
+    named = os.environ.get(KIT_ENV, "").strip()
+    if named:
+        return Path(named).expanduser().resolve()
+    recorded = here / HOME_FILE
+    if recorded.is_file():
+        folder = Path(recorded.read_text(encoding="utf-8").strip())
+        if (folder / "kit.json").is_file():
+            return folder
+    return here
+
+
+KIT = kit_home()
 LIBRARY = KIT / "_judge"
 STATUS_FILE = KIT / ".status.json"
 TOKEN_FILE = Path.home() / ".config" / "llm-judge" / "token"
@@ -252,7 +275,35 @@ def find_entry(kit: dict[str, Any], wanted: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- judging here
 
 
+def read_solution(problem: KitProblem) -> str:
+    """The learner's file for `problem`, or a KitError that names it."""
+    try:
+        return problem.solution.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KitError(
+            tr(f"读不了 {problem.solution}：{exc}", f"cannot read {problem.solution}: {exc}")
+        ) from exc
+
+
 def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
+    from judge.core.report import render_table
+    from judge.core.verdicts import Verdict
+
+    source = read_solution(problem)
+    report = judge_report(problem, source, display_path(problem.solution))
+    if as_json:
+        print(report.to_json(lang))
+    else:
+        where = problem.solution.relative_to(KIT.parent)
+        print(render_table(report, f"{problem.id} {problem.title(lang)} ({where})", lang))
+    record_status(problem, str(report.verdict), report.score, report.max_score)
+    return bool(report.verdict == Verdict.AC)
+
+
+def judge_report(problem: KitProblem, source: str, shown_as: str) -> Report:
+    """`source` judged on the public cases as `judge run --cases public` does (in a runner process
+    of its own: a crash or sys.exit of the learner's code ends that process, not this one), its
+    tracebacks naming the learner's file as `shown_as`."""
     # torch without numpy (all the kit needs) warns about it; nothing here uses numpy.
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
@@ -264,35 +315,21 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
     from judge.core.execution import RUNNER
     from judge.core.grading import judge_source
     from judge.core.local import LocalBackend
-    from judge.core.report import render_table
-    from judge.core.verdicts import Verdict
 
-    try:
-        source = problem.solution.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KitError(
-            tr(f"读不了 {problem.solution}：{exc}", f"cannot read {problem.solution}: {exc}")
-        ) from exc
     backend = LocalBackend(code_root=LIBRARY, runner=RUNNER)
     parts = problem.parts()
     report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S, parts)
-    name_learner_files(report, problem, parts)
-    if as_json:
-        print(report.to_json(lang))
-    else:
-        where = problem.solution.relative_to(KIT.parent)
-        print(render_table(report, f"{problem.id} {problem.title(lang)} ({where})", lang))
-    record_status(problem, str(report.verdict), report.score, report.max_score)
-    return bool(report.verdict == Verdict.AC)
+    name_learner_files(report, shown_as, parts)
+    return report
 
 
-def name_learner_files(report: Any, problem: KitProblem, parts: list[PartSource]) -> None:
+def name_learner_files(report: Any, shown_as: str, parts: list[PartSource]) -> None:
     """Tracebacks name the learner's real files, as they open them (practice/qwen/norm.py,
     line 15), not the names the runner gives them (solution.py, qwen/norm.py)."""
     from judge.core.runner.job import LEARNER_FILE
     from judge.core.texts import Text
 
-    real = {LEARNER_FILE: display_path(problem.solution)}
+    real = {LEARNER_FILE: shown_as}
     for part in parts:
         if part.origin == "learner":
             real[part.filename] = display_path(module_file(part.module))
@@ -343,6 +380,8 @@ def list_problems(kit: dict[str, Any], lang: str) -> None:
         where = problem.solution.relative_to(KIT).as_posix()
         print(f"{problem.id:<5} {pad(result, 16)} {pad(problem.title(lang)[:48], 50)} {where:<28} {mark}")
     script = Path(sys.argv[0]).as_posix()
+    if Path(script).name == "__main__.py":  # python -m practice
+        script = "-m practice"
     print(
         tr(
             f"\npython {script} ID  用公开用例评测一题",
@@ -424,7 +463,11 @@ def call(server: str, method: str, path: str, token: str, body: dict[str, Any] |
         ) from None
 
 
-def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
+def submit(
+    problem: KitProblem, server: str, token: str, lang: str, code: str | None = None, table: bool = True
+) -> Report:
+    """`code` (else the learner's file) judged by the server: the official verdict and score,
+    printed as a table unless `table` is False (a notebook shows the returned report itself)."""
     from judge.core.report import CaseResult, Report, render_table
     from judge.core.texts import same
     from judge.core.verdicts import Verdict
@@ -441,7 +484,8 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
                 "(your own files, qwen/*.py, are kept when you unpack it over the old one)",
             )
         )
-    code = problem.solution.read_text(encoding="utf-8")
+    if code is None:
+        code = problem.solution.read_text(encoding="utf-8")
     started = time.monotonic()
     accepted = call(
         server, "POST", "/api/submissions", token, {"problem_id": problem.id, "code": code, "mode": "submit"}
@@ -497,9 +541,10 @@ def submit(problem: KitProblem, server: str, token: str, lang: str) -> bool:
         ],
     )
     official = tr("正式评测", "official verdict")
-    print(render_table(report, f"{problem.id} {problem.title(lang)} · {official}", lang))
+    if table:
+        print(render_table(report, f"{problem.id} {problem.title(lang)} · {official}", lang))
     print(f"\n{tr('得分', 'score')} {sub['score']}/{sub['max_score']} · {server}/submissions/{sub['id']}")
-    return bool(report.verdict == Verdict.AC)
+    return report
 
 
 def latest_accepted(server: str, token: str, problem_id: str) -> dict[str, Any] | None:
@@ -577,6 +622,117 @@ def confirm(problem_id: str, where: str, submission: object) -> bool:
     return answer.strip().lower() in ("y", "yes", "是")
 
 
+# ----------------------------------------------------------------------------- in a notebook
+
+
+def use_library() -> None:
+    """The kit's copies of the judge's modules come first on sys.path (once)."""
+    if str(LIBRARY) not in sys.path:
+        sys.path.insert(0, str(LIBRARY))
+
+
+def notebook_language(lang: str | None) -> str:
+    """`lang=` first, then JUDGE_LANG, then the locale, as on the command line."""
+    global LANG
+    LANG = lang if lang in LANGUAGES else choose_language([])
+    return LANG
+
+
+def api_module() -> Any:
+    """practice_api.py beside this file (in the kit: practice/practice_api.py), by its path: the
+    same file is judge/authoring/practice_api.py in the judge's own tree."""
+    spec = importlib.util.spec_from_file_location("practice_api", Path(__file__).with_name("practice_api.py"))
+    assert spec and spec.loader
+    module = sys.modules.get("practice_api")
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["practice_api"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+def notebook_solution(
+    problem: KitProblem, namespace: Mapping[str, object] | None, objects: dict[str, object]
+) -> tuple[str, str] | None:
+    """(source, how tracebacks name it) built from notebook objects, or None: the learner's file.
+    With a namespace (globals()), the problem's entry points are taken from it."""
+    if namespace is None and not objects:
+        return None
+    if namespace is not None:
+        objects = {**{n: namespace[n] for n in problem.spec.entry_points if n in namespace}, **objects}
+    # All of them from the notebook: the solution is one module.
+    missing = [n for n in problem.spec.entry_points if n not in objects]
+    if missing:
+        names = ", ".join(missing)
+        raise KitError(
+            tr(
+                f"第 {problem.id} 题需要 {names}，但 notebook 里还没有定义",
+                f"problem {problem.id} needs {names}, which the notebook has not defined",
+            )
+        )
+    unknown = [n for n in objects if n not in problem.spec.entry_points]
+    if unknown:
+        wanted = ", ".join(problem.spec.entry_points)
+        raise KitError(
+            tr(
+                f"第 {problem.id} 题不用 {', '.join(unknown)}（它要的是 {wanted}）",
+                f"problem {problem.id} does not use {', '.join(unknown)} (it needs {wanted})",
+            )
+        )
+    api = api_module()
+    try:
+        return api.notebook_source(objects), "notebook"
+    except api.CellError as exc:
+        raise KitError(tr(exc.zh, exc.en)) from None
+
+
+def check(
+    problem_id: str | int,
+    namespace: Mapping[str, object] | None = None,
+    *,
+    lang: str | None = None,
+    **objects: object,
+) -> Any:
+    """Judge a problem on its public cases, as `python practice/judge.py ID` does: the learner's
+    file, or the classes and functions given (`check(204, globals())`, `check(204, RMSNorm=...)`)
+    from the notebook cells that defined them. Returns a result that Jupyter shows as HTML."""
+    lang = notebook_language(lang)
+    use_library()
+    problem = find(load_kit(), str(problem_id))
+    built = notebook_solution(problem, namespace, dict(objects))
+    if built is None:
+        source = read_solution(problem)
+        report = judge_report(problem, source, display_path(problem.solution))
+        record_status(problem, str(report.verdict), report.score, report.max_score)
+        where = display_path(problem.solution)
+    else:
+        source, where = built
+        report = judge_report(problem, source, where)
+    return api_module().CheckResult(report, f"{problem.id} {problem.title(lang)} ({where})", lang)
+
+
+def submit_solution(
+    problem_id: str | int,
+    namespace: Mapping[str, object] | None = None,
+    *,
+    lang: str | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    **objects: object,
+) -> Any:
+    """Send the same source as check() would judge to the server, with the token, as `--submit`
+    does; the official result, shown as HTML in Jupyter."""
+    lang = notebook_language(lang)
+    use_library()
+    kit = load_kit()
+    problem = find(kit, str(problem_id))
+    built = notebook_solution(problem, namespace, dict(objects))
+    address = (server or kit["server"]).rstrip("/")
+    report = submit(problem, address, read_token(token), lang, built[0] if built else None, table=False)
+    official = tr("正式评测", "official verdict")
+    return api_module().CheckResult(report, f"{problem.id} {problem.title(lang)} · {official}", lang)
+
+
 # ----------------------------------------------------------------------------- the command
 
 
@@ -589,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
             tr("练习包需要 Python 3.10 或更新的版本", "the kit needs Python 3.10 or newer"), file=sys.stderr
         )
         return 2
-    sys.path.insert(0, str(LIBRARY))
+    use_library()
     speak_argparse(LANG)
     parser = argparse.ArgumentParser(
         prog="judge.py",
@@ -663,7 +819,8 @@ def main(argv: list[str] | None = None) -> int:
                         "--submit needs a problem id, e.g. judge.py 204 --submit",
                     )
                 )
-            return 0 if submit(find(kit, args.problem), server, read_token(args.token), args.lang) else 1
+            official = submit(find(kit, args.problem), server, read_token(args.token), args.lang)
+            return 0 if str(official.verdict) == "AC" else 1
         if args.all:
             results = [
                 judge_here(KitProblem(KIT / e["folder"]), args.lang, args.json) for e in kit["problems"]

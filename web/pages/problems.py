@@ -11,10 +11,10 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge.authoring.package import Problem
+from judge.authoring.starters import in_language
 from web.course.service import ChapterProgress, course_links, course_map
 from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep
 from web.pages.common import PageUserDep, page_reader
-from web.pages.starters import in_language
 from web.pages.tags import tag_names
 from web.pages.templating import page_language, render
 from web.platform import Platform
@@ -168,7 +168,7 @@ def _problem_page(problem_id: str, request: Request, platform: Platform, db: Ses
         "course": {"next": {"id": course.next.id, "title": next_title} if course.next else None},
         "problem": {
             "id": problem.id,
-            # Its comments in the reader's language, wrapped to the editor (web.pages.starters).
+            # Its comments in the reader's language, wrapped to the editor (judge.authoring.starters).
             "starter": in_language(problem.starter, lang),
             "public_cases": problem.public_cases,
             "max_score": problem.max_score,

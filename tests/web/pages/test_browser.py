@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from judge.authoring.starters import in_language
 from tests.paths import REPO_ROOT
 from tests.web.factories import PASSWORD, read_204, running_server, unique_name
-from web.pages.starters import in_language
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from judge.authoring.package import Problem
+from judge.authoring.starters import in_language
 from tests.web.factories import PKG_204, read_204, unique_name
 from tests.web.pages.test_browser import (
     JUDGED_S,
@@ -29,7 +30,6 @@ from tests.web.pages.test_browser import (
     show_view,
     switch_language,
 )
-from web.pages.starters import in_language
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from judge.authoring.starters import in_language
 from tests.web.factories import (
     bearer,
     make_client,
@@ -21,7 +22,6 @@ from tests.web.factories import (
     wait_done,
 )
 from tests.web.test_access_control import make_admin
-from web.pages.starters import in_language
 from web.pages.templating import CONTENT_SECURITY_POLICY
 
 

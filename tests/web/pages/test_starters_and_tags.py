@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from web.pages.starters import WIDTH, _width, has_chinese, in_language
+from judge.authoring.starters import WIDTH, _width, has_chinese, in_language
 from web.pages.tags import TAG_NAMES_ZH, tag_names
 
 PROBLEMS = Path(__file__).resolve().parents[3] / "problems"

@@ -1,5 +1,6 @@
-"""A starter as the problem page hands it to the editor: its comments and docstrings in the
-reader's language only, and comment lines wrapped to fit the editor.
+"""A starter in one language: its comments and docstrings in the reader's language only, and
+comment lines wrapped to fit the editor. The problem page hands it to the editor
+(web.pages.problems), the kit's chapter notebooks put it in a cell (judge.authoring.notebooks).
 
 A package's starter.py says each TODO twice, a Chinese line then its English one (docstrings
 alike), so that the file reads in either language on disk. On the page the reader reads one
