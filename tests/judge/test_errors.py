@@ -27,6 +27,9 @@ OUTSIDE = {
     # The practice kit's judge.py is a program of its own: it imports the copied library only
     # once main() has put it on sys.path, and it says its errors in the learner's language.
     "judge.authoring.practice.KitError",
+    # Its notebook API likewise, shipped in the kit beside judge.py: a notebook object whose
+    # source cannot be found (practice.check turns it into a KitError, in the reader's language).
+    "judge.authoring.practice_api.CellError",
 }
 
 
