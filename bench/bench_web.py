@@ -189,6 +189,16 @@ def best_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return best
 
 
+def against_floor(rows: list[dict[str, Any]]) -> None:
+    """Each run's server CPU per request as a multiple of the floor's (/healthz) at the same
+    connection count, in this run: the cost of the endpoint's own work, whatever the machine's
+    speed was (it varies by half from one hour to the next)."""
+    floor = {r["connections"]: r["server_cpu_ms_per_req"] for r in rows if "floor" in r["endpoint"]}
+    for r in rows:
+        base = floor.get(r["connections"])
+        r["server_cpu_x_floor"] = round(r["server_cpu_ms_per_req"] / base, 2) if base else None
+
+
 def print_load_table(rows: list[dict[str, Any]], best: dict[str, dict[str, Any]]) -> None:
     head = (
         f"{'endpoint':<25} {'conns':>5} {'req/s':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}"
@@ -197,13 +207,16 @@ def print_load_table(rows: list[dict[str, Any]], best: dict[str, dict[str, Any]]
     # runs: there the database is inside the server's processes).
     postgres = any(r.get("postgres_cpu_pct") is not None for r in rows)
     pg_head = f" {'pg cpu':>6}" if postgres else ""
-    print(f"\n{head} {'srv ms/req':>10} {'srv cpu':>7} {'wrk cpu':>7}{pg_head} {'other':>6}")
+    print(f"\n{head} {'srv ms/req':>10} {'x floor':>7} {'srv cpu':>7} {'wrk cpu':>7}{pg_head} {'other':>6}")
     for r in rows:
         mark = "  <- best, p95 < 50 ms" if best.get(r["endpoint"]) is r else ""
         pg = f" {r['postgres_cpu_pct']:>5.0f}%" if postgres else ""
+        ratio = r.get("server_cpu_x_floor")
+        times = f"{ratio:>6.2f}x" if ratio is not None else f"{'-':>7}"
         print(
             f"{r['endpoint']:<25} {r['connections']:>5} {r['rps']:>6.0f} {r['p50_ms']:>7.1f} "
-            f"{r['p95_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['errors']:>6} {r['server_cpu_ms_per_req']:>10.2f} "
+            f"{r['p95_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['errors']:>6} "
+            f"{r['server_cpu_ms_per_req']:>10.2f} {times} "
             f"{r['server_cpu_pct']:>6.0f}% {r['wrk_cpu_pct']:>6.0f}%{pg} {r['other_cpu_pct']:>5.0f}%{mark}"
         )
 
@@ -319,6 +332,7 @@ def main() -> None:
                     print(".", end="", flush=True)
 
     speed = [speed_before, python_speed_ms()]
+    against_floor(rows)
     best = best_rows(rows)
     print(
         f"\njudge serve: {shape['processes']} web process(es), {shape['database']} ({shape['database_url']})"
@@ -327,6 +341,7 @@ def main() -> None:
     cores = os.cpu_count()
     print(
         f"\ncpu: % of one core ({cores} cores: {100 * (cores or 1)}% = all); srv: every web process; "
+        + "x floor: srv ms/req over the floor's at the same connections; "
         + ("pg: PostgreSQL's backends of the run's database; " if shape["database"] == "postgresql" else "")
         + "other: the rest of the machine"
     )

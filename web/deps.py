@@ -139,7 +139,9 @@ async def get_db(platform: PlatformDep) -> AsyncIterator[Session]:
     try:
         yield session
     finally:
-        if platform.engine.dialect.name == "sqlite":
+        # A route that ended its transaction in its own thread (the busiest ones do) left no
+        # connection to give back: closing is then no I/O at all, so no thread either.
+        if platform.engine.dialect.name == "sqlite" or not session.in_transaction():
             session.close()
         else:
             # A limiter of its own (as FastAPI does for its dependencies' exits): a thread pool
@@ -264,6 +266,23 @@ async def require_principal(principal: OptionalPrincipalDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(require_principal)]
+
+
+async def credentials_sent(request: Request) -> None:
+    """For a route that looks its reader up itself (`read_user`): a request with neither a
+    token nor a session cookie gets UserDep's 401 before its parameters are checked, as there."""
+    if "authorization" not in request.headers and not request.cookies.get(SESSION_COOKIE):
+        raise ApiError(401, "login_required", N_("Log in (or send an API token) first."))
+
+
+def read_user(request: Request, platform: Platform, db: Session) -> User:
+    """What UserDep gives a GET route (no CSRF token to check: a safe method), for a route that
+    reads its reader and its rows in one trip to a thread, one transaction and one pooled
+    connection: blocking, so never on the event loop."""
+    principal = read_principal(request, platform, db)
+    if principal is None:
+        raise ApiError(401, "login_required", N_("Log in (or send an API token) first."))
+    return principal.user
 
 
 async def require_user(principal: PrincipalDep) -> User:

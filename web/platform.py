@@ -100,7 +100,10 @@ class Platform:
         """Reload problems/ and record its versions (`judge problems sync` does the same from the
         command line); every other process reloads too."""
         self.load_problems()
-        return sync_problems(self.factory, self.problems, self.notices)
+        changed = sync_problems(self.factory, self.problems, self.notices)
+        # A page read between the load and the sync's commit kept the rows it found then.
+        self.statements.forget()
+        return changed
 
 
 def prepare_database(settings: WebSettings) -> None:

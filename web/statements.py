@@ -6,13 +6,18 @@ markdown-it, so the output needs no further sanitising; math stays as text for K
 Rendering a statement takes milliseconds (most of a problem page's time), so both renderings
 are kept per statement text, by the platform (`Platform.statements`): the same text always
 renders the same, so a kept one can never be stale, and `Platform.reload_problems` empties them
-so that old versions are not kept.
+so that old versions are not kept. `Statements.pages` keeps what the problem page derives from a
+package version (web.pages.sheets), emptied with them.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from functools import lru_cache
 from html import escape
+from typing import Any
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -47,8 +52,49 @@ DARK_HIGHLIGHT_CSS = (
 )
 
 
+class Kept:
+    """A bounded map of what pages derive from the current packages (least recently used goes
+    first), shared by the request threads: a lock, since a get reorders. Its keys name whatever
+    the value depends on; `Statements.forget()` empties it when the problems change."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        # How many times it was emptied: what was built from rows read before an emptying is
+        # not put back after it (`put`'s `since`).
+        self.generation = 0
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any, since: int | None = None) -> None:
+        """Keep `value`, unless the map was emptied after `since` (the generation read before
+        the rows it was built from): those rows may be what the emptying was for."""
+        with self._lock:
+            if since is not None and since != self.generation:
+                return
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.generation += 1
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class Statements:
-    """Both renderings of each statement text, kept; `forget()` drops them all."""
+    """Both renderings of each statement text, kept, and what the pages derive from a package
+    version (`pages`); `forget()` drops them all."""
 
     def __init__(self, kept: int = STATEMENTS_KEPT) -> None:
         self._highlighting = markdown()
@@ -62,6 +108,9 @@ class Statements:
         # comments were 2.7:1).
         light = str(HtmlFormatter(style="xcode").get_style_defs(".highlight"))
         self.highlight_css = light + DARK_HIGHLIGHT_CSS
+        # The problem page's sheets and visitors' pages (web.pages.sheets), each keyed by the
+        # package version and the language it shows.
+        self.pages = Kept(kept)
 
     def _page_html(self, text: str) -> str:
         html: str = self._highlighting.render(text)
@@ -71,3 +120,4 @@ class Statements:
         """Drop every kept rendering (the problems were reloaded)."""
         self.for_page.cache_clear()
         self.for_api.cache_clear()
+        self.pages.clear()

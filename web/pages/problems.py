@@ -11,17 +11,22 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge.authoring.package import Problem
-from judge.authoring.starters import in_language
-from web.course.service import ChapterProgress, course_links, course_map
-from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep
+from web.auth.registration import registration_offered
+from web.course.service import ChapterProgress, course_map
+from web.db import statements_on_their_own
+from web.deps import DbDep, DbText, PlatformDep, ProblemsDep, StatementsDep, preview_of
+from web.errors import not_found
+from web.language import Language
 from web.pages.common import PageUserDep, page_reader
+from web.pages.sheets import capstone_id, for_reader, sheet
 from web.pages.tags import tag_names
-from web.pages.templating import page_language, render
+from web.pages.templating import PAGE_HEADERS, assets, page_language, render, render_html
 from web.platform import Platform
 from web.problems import service as problems
 from web.problems.service import PROGRESS_STATES, CourseChapter, ProblemSummary
+from web.problems.standing import current_version_id, standing
 from web.scores import service as scores
-from web.submissions.parts import PartStatus, part_statuses
+from web.submissions.parts import part_statuses
 
 router = APIRouter(include_in_schema=False)
 
@@ -58,17 +63,6 @@ class ModelProgress:
     total: int
 
 
-def capstone_id(offered_problems: dict[str, Problem]) -> str | None:
-    """The course's capstone (course.toml's `capstone`, module qwen.model): the whole model, built
-    from every other part. The problem list counts the learner's progress toward it, and its page
-    calls its parts "your model". None when the problems have no course or it names none."""
-    # Every package of the folder reads the same course.toml; a copy of the values, since a
-    # reload (web.problems.sync.replace_problems) may change the dict meanwhile.
-    offered = list(offered_problems.values())
-    course = offered[0].course if offered else None
-    return course.capstone if course is not None else None
-
-
 def model_progress(
     offered: dict[str, Problem], db: Session, user_id: int, listed: set[str]
 ) -> ModelProgress | None:
@@ -79,16 +73,6 @@ def model_progress(
         return None
     statuses = part_statuses(db, user_id, capstone)
     return ModelProgress(capstone.id, sum(s.solved for s in statuses), len(statuses))
-
-
-def page_parts(
-    offered: dict[str, Problem], db: Session, user_id: int | None, problem_id: str
-) -> list[PartStatus]:
-    """The parts a problem's solutions may import, with the reader's own state of each."""
-    problem = offered.get(problem_id)
-    if problem is None or not problem.part_problems:
-        return []
-    return part_statuses(db, user_id, problem)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -151,47 +135,68 @@ async def problem_page(
 
 
 def _problem_page(problem_id: str, request: Request, platform: Platform, db: Session) -> HTMLResponse:
+    statements_on_their_own(db)  # reads only: no BEGIN and COMMIT around them
     principal = page_reader(request, platform, db)
     user = principal.user if principal else None
-    # 404 (as a page) for an unknown id.
-    problem = problems.get_problem(db, platform.statements, problem_id, user)
     lang = page_language(request, user)
-    problem = problem.model_copy(update={"tags": tag_names(problem.tags, lang)})
-    source = problem.statement.en_markdown if lang == "en" and problem.statement.en_markdown else None
-    statement_html = platform.statements.for_page(source or problem.statement.zh_markdown)
-    course = course_links(db, user, problem.id)
-    parts = page_parts(platform.problems, db, user.id if user else None, problem.id)
-    next_title = course.next and (course.next.title.zh if lang == "zh" else course.next.title.en)
-    model = capstone_id(platform.problems)  # the page calls its parts "your model"; celebrated when AC
-    data = {
-        # After an accepted submit, course.js offers the next problem of the course.
-        "course": {"next": {"id": course.next.id, "title": next_title} if course.next else None},
-        "problem": {
-            "id": problem.id,
-            # Its comments in the reader's language, wrapped to the editor (judge.authoring.starters).
-            "starter": in_language(problem.starter, lang),
-            "public_cases": problem.public_cases,
-            "max_score": problem.max_score,
-            "version": problem.version,
-        },
-        "loggedIn": user is not None,
-        # The problem that builds the whole model: its first accepted Submit is celebrated.
-        "capstone": problem.id == model,
-        "userId": user.id if user else None,  # whose drafts this browser keeps (web/frontend/src/drafts.js)
-        "loginUrl": f"/login?next=/problems/{problem.id}",
-    }
+    if user is None:
+        version_id = current_version_id(db, problem_id)
+        if version_id is None:
+            raise not_found("problem", problem_id)  # 404 (as a page) for an unknown id
+        html = _visitor_page(request, platform, db, problem_id, version_id, lang)
+        db.commit()  # end the read here, in this thread: closing the session then waits on nothing
+        return HTMLResponse(html, headers=PAGE_HEADERS)
+    mine = standing(db, user.id, problem_id)
+    if mine is None:
+        raise not_found("problem", problem_id)
+    kept = sheet(platform, db, problem_id, mine.version_id, lang)
+    page = for_reader(platform, db, kept, user, mine)
+    db.commit()
     return render(
         request,
         "problem.html",
         principal,
-        problem=problem,
-        statement_html=statement_html,
-        statement_fallback=lang == "en" and source is None,
-        parts=parts,
-        course=course,
-        model_problem=model,
-        page_data=data,
+        problem=page.problem,
+        statement_html=kept.statement_html,
+        statement_fallback=kept.statement_fallback,
+        parts=page.parts,
+        course=page.course,
+        model_problem=kept.model_problem,
+        page_data=page.page_data,
     )
+
+
+def _visitor_page(
+    request: Request, platform: Platform, db: Session, problem_id: str, version_id: int, lang: Language
+) -> str:
+    """A visitor's page shows nothing of anyone: kept per version, language, Register link,
+    bundle and path (not with a query string, whose values are the sender's, nor in a preview,
+    whose banner changes with the files)."""
+    registration = registration_offered(platform.factory, platform.settings)
+    key = ("visitor", problem_id, version_id, lang, registration, assets(), request.url.path)
+    cacheable = not request.url.query and preview_of(request) is None
+    if cacheable:
+        html: str | None = platform.statements.pages.get(key)
+        if html is not None:
+            return html
+    since = platform.statements.pages.generation
+    kept = sheet(platform, db, problem_id, version_id, lang)
+    html = render_html(
+        request,
+        "problem.html",
+        None,
+        registration_open=registration,
+        problem=kept.problem,
+        statement_html=kept.statement_html,
+        statement_fallback=kept.statement_fallback,
+        parts=kept.parts,
+        course=kept.course,
+        model_problem=kept.model_problem,
+        page_data=kept.page_data,
+    )
+    if cacheable and kept.version_id == version_id:
+        platform.statements.pages.put(key, html, since)
+    return html
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)

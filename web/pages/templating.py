@@ -12,6 +12,8 @@ from babel.support import NullTranslations
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
 
 from web.auth.models import User
 from web.auth.registration import registration_offered
@@ -21,6 +23,7 @@ from web.language import (
     LANGUAGE_COOKIE,
     LANGUAGES,
     NATIVE_NAMES,
+    Catalogs,
     Language,
     as_language,
 )
@@ -114,6 +117,18 @@ def page_language(request: Request, user: User | None) -> Language:
     return DEFAULT_LANGUAGE
 
 
+@lru_cache(maxsize=16)
+def js_messages_json(catalogs: Catalogs, lang: Language) -> Markup:
+    """The script's messages as every page embeds them (`|tojson`'s output, made once per
+    language rather than for each page: a few hundred messages)."""
+    env = environment()
+    return htmlsafe_json_dumps(
+        catalogs.js_messages(lang),
+        dumps=env.policies["json.dumps_function"],
+        **env.policies["json.dumps_kwargs"],
+    )
+
+
 def translations(request: Request, lang: Language) -> NullTranslations:
     """The pages' gettext in `lang`, from the catalogs the platform compiled at start-up."""
     return platform_of(request).catalogs.translations(lang)
@@ -126,6 +141,19 @@ def render(
     status_code: int = 200,
     **context: Any,
 ) -> HTMLResponse:
+    html = render_html(request, template, principal, **context)
+    return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)
+
+
+def render_html(
+    request: Request,
+    template: str,
+    principal: Principal | None,
+    registration_open: bool | None = None,
+    **context: Any,
+) -> str:
+    """The page's HTML. `registration_open`: the Register link as the caller already read it
+    (a page kept for visitors is kept per value), else read here."""
     user = principal.user if principal else None
     lang = page_language(request, user)
     platform = platform_of(request)
@@ -135,17 +163,19 @@ def render(
         "request": request,
         "preview": preview_of(request),
         # A closed site offers no "Register" link (the page would only say it is closed).
-        "registration_open": registration_offered(platform.factory, platform.settings),
+        "registration_open": registration_offered(platform.factory, platform.settings)
+        if registration_open is None
+        else registration_open,
         "user": user,
         "csrf_token": principal.session.csrf_token if principal and principal.session else "",
         "lang": lang,
         "other_languages": [(code, NATIVE_NAMES[code]) for code in LANGUAGES if code != lang],
-        "js_messages": catalogs.js_messages(lang),
+        "js_messages_json": js_messages_json(catalogs, lang),
         "assets": assets(),
         "current_path": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         "_": gettext,
         "gettext": gettext,
         "ngettext": catalogs.translations(lang).ngettext,
     }
-    html = environment().get_template(template).render(**shared, **context)
-    return HTMLResponse(html, status_code=status_code, headers=PAGE_HEADERS)
+    html: str = environment().get_template(template).render(**shared, **context)
+    return html

@@ -28,6 +28,7 @@ def refresh(platform: Platform, state: PreviewState, dirs: list[Path]) -> None:
     replace_problems(platform.problems, new)
     platform.statements.forget()
     sync_problems(platform.factory, platform.problems)
+    platform.statements.forget()  # what a page kept between the load and the sync's commit
     state.replace(loaded, version)
 
 

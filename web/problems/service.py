@@ -172,16 +172,26 @@ def attempted_problems(db: Session, user_id: int) -> set[str]:
 def changed_since(v: ProblemVersion, score: Score | None) -> ChangedSince | None:
     """What changed in the package since the reader's accepted best, if it was judged on an older
     version (a best judged before versions were recorded says nothing)."""
-    if score is None or not score.solved or score.best_version is None or v.package_version is None:
+    if score is None or not score.solved:
         return None
-    if score.best_version >= v.package_version:
+    return changes_after(v.package_version, v.changes, score.best_version, score.best_submission_id)
+
+
+def changes_after(
+    package_version: int | None,
+    changes: dict[str, Any] | None,
+    best_version: int | None,
+    best_submission_id: int | None,
+) -> ChangedSince | None:
+    """`changed_since` from the values it reads (the problem page keeps the version's)."""
+    if best_version is None or package_version is None or best_version >= package_version:
         return None
-    notes = sorted((int(n), note) for n, note in (v.changes or {}).items() if int(n) > score.best_version)
+    notes = sorted((int(n), note) for n, note in (changes or {}).items() if int(n) > best_version)
     return ChangedSince(
-        accepted_version=score.best_version,
-        current_version=v.package_version,
+        accepted_version=best_version,
+        current_version=package_version,
         changes=[ChangeNote(version=n, note=Title(zh=note["zh"], en=note["en"])) for n, note in notes],
-        submission_id=score.best_submission_id,
+        submission_id=best_submission_id,
     )
 
 
@@ -282,6 +292,14 @@ def get_problem(db: Session, statements: Statements, problem_id: str, user: User
         raise not_found("problem", problem_id)
     # Only a reader without a score can be "new" rather than "attempted": ask only then.
     attempted = user is not None and score is None and attempted_problem(db, user.id, problem_id)
+    return problem_detail(db, statements, v, score, attempted)
+
+
+def problem_detail(
+    db: Session, statements: Statements, v: ProblemVersion, score: Score | None, attempted: bool
+) -> ProblemDetail:
+    """Version `v` as a reader with `score` sees it (None and False: as a visitor does)."""
+    problem_id = v.problem_id
     return ProblemDetail(
         **_summary(v, score, attempted, acceptance(db, problem_id).get(problem_id, NO_ACCEPTANCE)),
         version=v.content_hash,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -147,7 +148,7 @@ def _case_out(case: StoredCase, shown: bool, lang: str) -> CaseOut:
         for d in case.diagnoses
     ]
     return CaseOut(
-        **case.model_dump(include=set(HIDDEN_CASE_FIELDS), mode="json"),
+        **_hidden_fields(case),
         time_ms=case.time_ms if shown else None,
         message=_text(case.message, lang) if shown else None,
         hint=_text(case.hint, lang),
@@ -160,6 +161,14 @@ def _case_out(case: StoredCase, shown: bool, lang: str) -> CaseOut:
         inputs=case.inputs if case.public else None,
         compared=case.compared if case.public else None,
     )
+
+
+def _hidden_fields(case: StoredCase) -> dict[str, Any]:
+    """What every reader sees of a case, as `model_dump(include=HIDDEN_CASE_FIELDS, mode="json")`
+    gives it (names, flags, numbers and the verdict's value), without a dump per case: a status
+    read makes one for each of a report's cases."""
+    fields = {name: getattr(case, name) for name in HIDDEN_CASE_FIELDS}
+    return {name: value.value if isinstance(value, Enum) else value for name, value in fields.items()}
 
 
 def stored_report(sub: Submission) -> StoredReport | None:

@@ -10,6 +10,7 @@ from babel.messages.frontend import parse_mapping_cfg
 
 from tests.paths import REPO_ROOT
 from web.language import CATALOG_DIR, Catalogs, read_catalog
+from web.pages.templating import environment, js_messages_json
 
 PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
 DOMAINS = {"messages": ("babel.cfg", ("_", "gettext", "N_")), "js": ("babel-js.cfg", ("t",))}
@@ -56,3 +57,14 @@ def test_languages_resolve() -> None:
     assert catalogs.translations("en").gettext("Problems") == "Problems"
     assert catalogs.js_messages("zh")["Accepted"] == "通过"
     assert catalogs.js_messages("en") == {}
+
+
+def test_the_script_s_messages_are_embedded_as_tojson_wrote_them() -> None:
+    """Every page embeds them; they are serialised once per language (web.pages.templating), to
+    the same text that `|tojson` made for each page (HTML-safe: `<`, `>`, `&` and `'` escaped)."""
+    catalogs = Catalogs()
+    for lang in ("zh", "en"):
+        made_once = js_messages_json(catalogs, lang)
+        assert made_once == environment().from_string("{{ m|tojson }}").render(m=catalogs.js_messages(lang))
+        assert js_messages_json(catalogs, lang) is made_once
+    assert '"Accepted": ' in js_messages_json(catalogs, "zh") and js_messages_json(catalogs, "en") == "{}"
