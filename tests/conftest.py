@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from judge.expected import ExpectedStore
+from tests.paths import run_tmp
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -20,8 +21,12 @@ def _close_shared_backend() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def store(tmp_path_factory: pytest.TempPathFactory) -> ExpectedStore:
-    """One reference cache for the session: each problem's reference runs once."""
-    return ExpectedStore(Path(tmp_path_factory.mktemp("expected-cache")))
+    """One reference cache for the run: each problem's reference runs once, in whichever test
+    process asks first. Sharing it is safe: entries are keyed by the package's content and the
+    backend's runtime, and one process computes a key while the others wait on its lock.
+    JUDGE_CACHE_DIR when set (.ci/run sets an empty one, which `judge` subprocesses share too)."""
+    named = os.environ.get("JUDGE_CACHE_DIR")
+    return ExpectedStore(Path(named) if named else run_tmp(tmp_path_factory) / "expected-cache")
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +47,24 @@ def docker_backend():  # type: ignore[no-untyped-def]
         pytest.skip(f"no Docker sandbox: {exc}")
     yield backend
     backend.client.close()
+
+
+# How long a test of each kind tends to take, in seconds on the CI machine: enough to put the
+# long modules first. `make test` hands whole modules to its xdist workers as they free up, so a
+# long module handed out last keeps one worker busy while the other has nothing left to do (a
+# 70 s browser test at the end cost a minute of one core). xdist's own order (most tests first)
+# puts the one-test browser modules last; `--no-loadscope-reorder` in the Makefile keeps this one.
+WEIGHTS = {"browser": 20.0, "slow": 6.0, "docker": 2.0}
+DEFAULT_WEIGHT = 0.3
+
+
+def _weight(item: pytest.Item) -> float:
+    return max((w for name, w in WEIGHTS.items() if item.get_closest_marker(name)), default=DEFAULT_WEIGHT)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules by their estimated length, longest first; the tests of a module keep their order."""
+    totals: dict[str, float] = {}
+    for item in items:
+        totals[item.nodeid.split("::")[0]] = totals.get(item.nodeid.split("::")[0], 0.0) + _weight(item)
+    items.sort(key=lambda item: -totals[item.nodeid.split("::")[0]])

@@ -240,8 +240,10 @@ def test_hostile_submission(
     assert tree_digest(Path(__file__).resolve().parents[2] / "judge") == judge_digest
     assert loopback.accepted == 0
     assert leaked(report, [MARKER, HOST_SECRET, *host_shadow_lines(), *hostile.must_not_leak]) == []
-    # The next learner is judged as if nothing happened, with threads and a child of its own.
-    after = judge_source(hostile_problem, CORRECT_WITH_THREADS, sandbox, docker_store)
+    # The next learner is judged as if nothing happened, with threads and a child of its own. One
+    # job shows it as well as two (the public cases' job comes first and gets the next sandbox),
+    # and in cold and warm mode each job costs a container's start.
+    after = judge_source(hostile_problem, CORRECT_WITH_THREADS, sandbox, docker_store, "public")
     assert str(after.verdict) == "AC", [(c.name, c.verdict, c.message) for c in after.cases]
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from judge.authoring.package import Problem
 from judge.core.public_cases import public_cases_source
 from judge.expected import ExpectedStore
 from tests.factories import judge_problem
 from tests.paths import REPO_ROOT
+from tests.venvs import torch_only_venv
 
 PROBLEMS = REPO_ROOT / "problems"
 KIT_PROBLEMS = ("204", "207")
@@ -58,18 +58,8 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def torch_only(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A new venv with the same torch and nothing of ours: no numpy, safetensors or pydantic."""
-    venv = tmp_path_factory.mktemp("torch-only") / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)]).returncode == 0
-    python = str(venv / "bin" / "python")
-    version = torch.__version__.split("+")[0]
-    installed = run([python, "-m", "pip", "install", "--quiet", f"torch=={version}"])
-    assert installed.returncode == 0, installed.stderr[-2000:]
-    listed = run([python, "-m", "pip", "list", "--format=json"])
-    names = {p["name"].lower() for p in json.loads(listed.stdout)}
-    assert "torch" in names
-    assert not names & {"numpy", "safetensors", "pydantic", "pydantic-settings", "llm-judge"}, names
-    return python
+    """A venv with the same torch and nothing of ours: no numpy, safetensors or pydantic."""
+    return str(torch_only_venv(tmp_path_factory))
 
 
 def kit_text(kit: Path) -> str:

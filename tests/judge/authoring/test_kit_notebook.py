@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from tests.paths import REPO_ROOT
+from tests.venvs import torch_only_copy
 
 PACKAGE = REPO_ROOT / "problems" / "204-rmsnorm"
 WRONG = (PACKAGE / "solutions" / "wrong" / "weight_not_plus_one.py").read_text()
@@ -55,12 +55,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     made = run([sys.executable, "-m", "judge", "kit", "--out", str(out), "--problems", "204"])
     assert made.returncode == 0, made.stderr
     kit = out / "practice"
-    env = tmp_path_factory.mktemp("venv") / "venv"
-    assert run([sys.executable, "-m", "venv", str(env)]).returncode == 0
-    python = str(env / "bin" / "python")
-    version = torch.__version__.split("+")[0]
-    installed = run([python, "-m", "pip", "install", "--quiet", f"torch=={version}"])
-    assert installed.returncode == 0, installed.stderr[-2000:]
+    python = str(torch_only_copy(tmp_path_factory, "venv"))
     # As a learner does, from the folder above the kit.
     installed = run([python, "-m", "pip", "install", "--quiet", "./practice"], cwd=out)
     assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
