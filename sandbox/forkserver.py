@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from judge.core.children import run_and_leave, wait_for_limits
 from sandbox import hugepages, seccomp, wire
 
 CHUNK = 1 << 16
@@ -471,7 +472,7 @@ class Server:
             # Until its job comes the child is the server's user, like the server's own
             # work: no process runs as a job's uid but the job's own (and the next one's
             # uid has no process until its job starts).
-            limits = _wait_for_job()
+            limits = wait_for_limits(GO_FD)
             if limits is None:  # the server is gone or let this child go
                 os._exit(0)
             _set_limits(limits, self.privileged)
@@ -485,31 +486,7 @@ class Server:
             with contextlib.suppress(Exception):
                 os.write(2, ("sandbox setup failed:\n" + traceback.format_exc()).encode())
             os._exit(EXIT_CHILD_SETUP)
-        code = 1
-        try:
-            code = int(self.entry() or 0)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:
-            with contextlib.suppress(Exception):
-                traceback.print_exc()
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(code)
-
-
-def _wait_for_job() -> dict[str, Any] | None:
-    """In a waiting child: the job's limits, once the server sends them (None at end of file)."""
-    data = bytearray()
-    while chunk := os.read(GO_FD, CHUNK):
-        data += chunk
-    os.close(GO_FD)
-    if not data:
-        return None
-    limits: dict[str, Any] = json.loads(data)
-    return limits
+        run_and_leave(self.entry)
 
 
 def _set_limits(limits: dict[str, Any], privileged: bool) -> None:

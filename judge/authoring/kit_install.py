@@ -44,11 +44,9 @@ def __getattr__(name: str) -> Any:
 
 MAIN = '''"""`python -m practice 204`: the same as `python practice/judge.py 204`."""
 
-import sys
+from .judge import exit_now, main
 
-from .judge import main
-
-sys.exit(main())
+exit_now(main())
 '''
 
 SETUP = '''"""Records the folder the kit is installed from (practice/kit_home.txt), so that the installed

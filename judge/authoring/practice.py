@@ -15,6 +15,7 @@ an English locale says otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:  # the kit's _judge/ is put on sys.path in main(); these are for mypy
     from judge.core.backend import Backend
@@ -211,7 +212,9 @@ class KitStore:
     (a judge.core.interfaces.ExpectedSource of the kit's problems)."""
 
     def at_hand(self, problem: KitProblem, backend: Backend) -> Expected | None:
-        return None  # read from the kit's files by `get`, beside the run
+        # Read now (milliseconds), not in a thread beside the run: the runner is forked from
+        # this process, which must then have no other thread (judge.core.forked).
+        return self.get(problem, backend)
 
     def get(self, problem: KitProblem, backend: Backend) -> Expected:
         from judge.core.execution import case_run
@@ -286,11 +289,13 @@ def read_solution(problem: KitProblem) -> str:
 
 
 def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
+    source = read_solution(problem)
+    # The report's modules after the runner's child is forked (judge_report): they are this
+    # process's alone, and load while the child prepares.
+    report = judge_report(problem, source, display_path(problem.solution))
     from judge.core.report import render_table
     from judge.core.verdicts import Verdict
 
-    source = read_solution(problem)
-    report = judge_report(problem, source, display_path(problem.solution))
     if as_json:
         print(report.to_json(lang))
     else:
@@ -300,10 +305,11 @@ def judge_here(problem: KitProblem, lang: str, as_json: bool = False) -> bool:
     return bool(report.verdict == Verdict.AC)
 
 
-def judge_report(problem: KitProblem, source: str, shown_as: str) -> Report:
+def judge_report(problem: KitProblem, source: str, shown_as: str, fork: bool = True) -> Report:
     """`source` judged on the public cases as `judge run --cases public` does (in a runner process
     of its own: a crash or sys.exit of the learner's code ends that process, not this one), its
-    tracebacks naming the learner's file as `shown_as`."""
+    tracebacks naming the learner's file as `shown_as`. `fork`: that process is forked from this
+    one, which has torch loaded already (judge.core.forked; where forking is safe), else new."""
     # torch without numpy (all the kit needs) warns about it; nothing here uses numpy.
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
@@ -312,15 +318,37 @@ def judge_report(problem: KitProblem, source: str, shown_as: str) -> Report:
         raise KitError(
             tr("需要 torch：pip install torch", "torch is not installed: pip install torch")
         ) from None
-    from judge.core.execution import RUNNER
+    backend = kit_backend(fork)
+    # The first child prepares itself now, beside the judge's imports and the reading below.
+    backend.warm_up()
     from judge.core.grading import judge_source
-    from judge.core.local import LocalBackend
 
-    backend = LocalBackend(code_root=LIBRARY, runner=RUNNER)
     parts = problem.parts()
     report = judge_source(problem, source, backend, KitStore(), "public", STARTUP_S, parts)
     name_learner_files(report, shown_as, parts)
     return report
+
+
+_BACKENDS: dict[bool, Backend] = {}
+
+
+def kit_backend(fork: bool) -> Backend:
+    """The local backend, one per process (a forked one prepares this process once for all the
+    problems of `--all`)."""
+    if fork not in _BACKENDS:
+        from judge.core.execution import RUNNER
+        from judge.core.forked import local_backend
+
+        _BACKENDS[fork] = local_backend(LIBRARY, RUNNER, fork=fork)
+    return _BACKENDS[fork]
+
+
+def single_threaded_libraries() -> None:
+    """One thread for torch's and numpy's math libraries, as the runner has (judge.core.local's
+    environment), set before torch loads: their thread pools would make this process unfit to
+    fork the runner from (judge.core.forked)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
 
 
 def name_learner_files(report: Any, shown_as: str, parts: list[PartSource]) -> None:
@@ -702,12 +730,14 @@ def check(
     built = notebook_solution(problem, namespace, dict(objects))
     if built is None:
         source = read_solution(problem)
-        report = judge_report(problem, source, display_path(problem.solution))
+        # A new runner process, never a fork of the notebook's kernel: it has threads, and the
+        # learner's own objects and changes to torch, none of which the site's judge has.
+        report = judge_report(problem, source, display_path(problem.solution), fork=False)
         record_status(problem, str(report.verdict), report.score, report.max_score)
         where = display_path(problem.solution)
     else:
         source, where = built
-        report = judge_report(problem, source, where)
+        report = judge_report(problem, source, where, fork=False)
     return api_module().CheckResult(report, f"{problem.id} {problem.title(lang)} ({where})", lang)
 
 
@@ -746,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     use_library()
+    single_threaded_libraries()
     speak_argparse(LANG)
     parser = argparse.ArgumentParser(
         prog="judge.py",
@@ -835,5 +866,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def exit_now(code: int) -> NoReturn:
+    """Leave once everything is printed, without the interpreter's shutdown: with torch loaded it
+    tears down thousands of modules and objects, which took longer than judging (0.3-0.8 s
+    here). Nothing is left to write: the status file is closed, the streams are flushed here, and
+    a runner child still waiting for a job leaves when this process's end of its pipe closes."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

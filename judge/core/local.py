@@ -52,22 +52,6 @@ class LocalBackend:
     def close(self) -> None:
         """Nothing is held between runs."""
 
-    def _env(self, workdir: str) -> dict[str, str]:
-        return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-            "LANG": "C.UTF-8",
-            "PYTHONPATH": str(self.code_root),
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-            "MALLOC_ARENA_MAX": "2",
-        }
-
     def run(self, stdin: bytes, limits: Limits, watch: ResultWatch | None = None) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="judge-run-") as workdir:
             return self._run(self.runner.cold_argv(self.python), stdin, limits, workdir, watch)
@@ -83,7 +67,7 @@ class LocalBackend:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=workdir,
-                env=self._env(workdir),
+                env=runner_env(self.code_root, workdir),
                 start_new_session=True,
                 close_fds=True,
             )
@@ -93,98 +77,133 @@ class LocalBackend:
         try:
             _apply_limits(proc.pid, limits)
         except OSError as exc:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             return Outcome.failed(f"cannot limit the runner: {exc}")
 
         writer = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
         writer.start()
-        result, log = bytearray(), bytearray()
-        outcome_flags = {"timed_out": False, "result_overflow": False, "log_overflow": False}
-        ready_s: float | None = None
-        deadline = start + limits.startup_s
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ, ("result", result, limits.result_bytes))
-        sel.register(proc.stderr, selectors.EVENT_READ, ("log", log, limits.log_bytes))
-        open_streams = 2
-        while open_streams:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                outcome_flags["timed_out"] = True
-                break
-            for key, _ in sel.select(timeout=min(remaining, 0.5)):
-                which, buf, cap = key.data
-                chunk = os.read(key.fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    open_streams -= 1
-                    continue
-                if which == "result" and ready_s is None:
-                    ready_s = time.monotonic() - start
-                    deadline = time.monotonic() + limits.wall_s
-                buf.extend(chunk)
-                if watch is not None and which == "result":
-                    watch(chunk)
-                if len(buf) > cap:
-                    del buf[cap:]
-                    outcome_flags[f"{which}_overflow"] = True
-            if outcome_flags["result_overflow"] or outcome_flags["log_overflow"]:
-                break
-        sel.close()
-        if open_streams:  # stopped early: timeout or overflow
-            _kill_group(proc.pid)
-        # Wait for the runner itself, still within the wall clock.
-        status, usage = _wait(proc.pid, deadline)
-        if status is None:
+        try:
+            return supervise(proc.pid, proc.stdout.fileno(), proc.stderr.fileno(), limits, start, watch)
+        finally:
+            proc.returncode = 0  # reaped by supervise; keep Popen from waiting again
+            for f in (proc.stdout, proc.stderr):
+                f.close()
+            writer.join(timeout=1.0)
+
+
+def runner_env(code_root: Path, workdir: str) -> dict[str, str]:
+    """The whole environment a local run sees: a fixed list, nothing of the caller's."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(code_root),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",
+    }
+
+
+def supervise(
+    pid: int, result_fd: int, log_fd: int, limits: Limits, start: float, watch: ResultWatch | None
+) -> Outcome:
+    """Watch a started run to its end: read its result and log streams under their caps, start
+    the wall clock at the first result byte, kill its process group when a clock runs out or a
+    stream overflows, reap it and say how it ended. `pid` leads its own process group; `start`
+    is when the run began (the start-up clock counts from it). The caller closes the fds."""
+    result, log = bytearray(), bytearray()
+    outcome_flags = {"timed_out": False, "result_overflow": False, "log_overflow": False}
+    ready_s: float | None = None
+    deadline = start + limits.startup_s
+    sel = selectors.DefaultSelector()
+    sel.register(result_fd, selectors.EVENT_READ, ("result", result, limits.result_bytes))
+    sel.register(log_fd, selectors.EVENT_READ, ("log", log, limits.log_bytes))
+    open_streams = 2
+    while open_streams:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
             outcome_flags["timed_out"] = True
-            _kill_group(proc.pid)
-            status, usage = _wait(proc.pid, None)
-        _kill_group(proc.pid)  # anything it left behind in its group
-        proc.returncode = 0  # reaped by _wait; keep Popen from waiting again
-        for f in (proc.stdout, proc.stderr):
-            f.close()
-        writer.join(timeout=1.0)
-        wall = time.monotonic() - start
-        assert status is not None and usage is not None
-        exit_code = os.waitstatus_to_exitcode(status)
-        sig = -exit_code if exit_code < 0 else None
-        cpu = usage.ru_utime + usage.ru_stime
-        peak = usage.ru_maxrss * 1024
-        cpu_exceeded = sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= math.ceil(limits.cpu_s))
-        memory_exceeded = (
-            sig == signal.SIGKILL
-            and not outcome_flags["timed_out"]
-            and not cpu_exceeded
-            and not (outcome_flags["result_overflow"] or outcome_flags["log_overflow"])
-        )
-        return Outcome.of_run(
-            bytes(result),
-            bytes(log),
-            exit_code=None if sig else exit_code,
-            signal=sig,
-            wall_s=wall,
-            ready_s=ready_s,
-            clock_ran_out=outcome_flags["timed_out"],
-            cpu_s=cpu,
-            peak_memory_bytes=peak,
-            cpu_exceeded=cpu_exceeded,
-            memory_exceeded=memory_exceeded,
-            result_overflow=outcome_flags["result_overflow"],
-            log_overflow=outcome_flags["log_overflow"],
-        )
+            break
+        for key, _ in sel.select(timeout=min(remaining, 0.5)):
+            which, buf, cap = key.data
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                sel.unregister(key.fileobj)
+                open_streams -= 1
+                continue
+            if which == "result" and ready_s is None:
+                ready_s = time.monotonic() - start
+                deadline = time.monotonic() + limits.wall_s
+            buf.extend(chunk)
+            if watch is not None and which == "result":
+                watch(chunk)
+            if len(buf) > cap:
+                del buf[cap:]
+                outcome_flags[f"{which}_overflow"] = True
+        if outcome_flags["result_overflow"] or outcome_flags["log_overflow"]:
+            break
+    sel.close()
+    if open_streams:  # stopped early: timeout or overflow
+        kill_group(pid)
+    # Wait for the runner itself, still within the wall clock.
+    status, usage = _wait(pid, deadline)
+    if status is None:
+        outcome_flags["timed_out"] = True
+        kill_group(pid)
+        status, usage = _wait(pid, None)
+    kill_group(pid)  # anything it left behind in its group
+    wall = time.monotonic() - start
+    assert status is not None and usage is not None
+    exit_code = os.waitstatus_to_exitcode(status)
+    sig = -exit_code if exit_code < 0 else None
+    cpu = usage.ru_utime + usage.ru_stime
+    peak = usage.ru_maxrss * 1024
+    cpu_exceeded = sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= math.ceil(limits.cpu_s))
+    memory_exceeded = (
+        sig == signal.SIGKILL
+        and not outcome_flags["timed_out"]
+        and not cpu_exceeded
+        and not (outcome_flags["result_overflow"] or outcome_flags["log_overflow"])
+    )
+    return Outcome.of_run(
+        bytes(result),
+        bytes(log),
+        exit_code=None if sig else exit_code,
+        signal=sig,
+        wall_s=wall,
+        ready_s=ready_s,
+        clock_ran_out=outcome_flags["timed_out"],
+        cpu_s=cpu,
+        peak_memory_bytes=peak,
+        cpu_exceeded=cpu_exceeded,
+        memory_exceeded=memory_exceeded,
+        result_overflow=outcome_flags["result_overflow"],
+        log_overflow=outcome_flags["log_overflow"],
+    )
 
 
 def _apply_limits(pid: int, limits: Limits) -> None:
+    for which, value in rlimits(limits, BASELINE_ADDRESS_SPACE + limits.memory_bytes):
+        resource.prlimit(pid, which, value)
+
+
+def rlimits(limits: Limits, address_space: int) -> list[tuple[int, tuple[int, int]]]:
+    """A run's rlimits (CPU, address space, file size, no core dumps, processes): one list for
+    the new process here and the forked child (judge.core.forked), which sets its own."""
     cpu = math.ceil(limits.cpu_s)
-    address_space = BASELINE_ADDRESS_SPACE + limits.memory_bytes
-    for which, value in (
+    return [
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (address_space, address_space)),
         (resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes)),
         (resource.RLIMIT_CORE, (0, 0)),
         (resource.RLIMIT_NPROC, (limits.processes, limits.processes)),
-    ):
-        resource.prlimit(pid, which, value)
+    ]
 
 
 def _feed(pipe: object, data: bytes) -> None:
@@ -195,7 +214,7 @@ def _feed(pipe: object, data: bytes) -> None:
         pass  # the runner died or stopped reading; its outcome says why
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
 

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,10 +63,21 @@ def practice(tmp_path_factory: pytest.TempPathFactory) -> Path:
             extra_toml='module = "qwen.uses"\nparts = ["901"]',
         )
     )
+    # Tight limits, for learner code that runs into them.
+    limited = Problem(
+        make_package(
+            root / "problems",
+            problem_id="903",
+            slug="limits",
+            time_s=1,
+            memory_mb=64,
+            extra_toml='module = "qwen.limits"',
+        )
+    )
     backend, _ = make_backend("auto", SandboxSettings(mode="fork", pool_size=1))  # Docker under CI
     try:
         return build_kit(
-            root / "out", [norm, uses], ExpectedStore(root / "cache"), backend, "http://127.0.0.1:9"
+            root / "out", [norm, uses, limited], ExpectedStore(root / "cache"), backend, "http://127.0.0.1:9"
         )
     finally:
         backend.close()
@@ -149,3 +161,49 @@ def test_the_flag_wins_over_the_environment(practice: Path) -> None:
     assert token.returncode == 2 and token.stderr.startswith("error: no API token"), token.stderr
     assert not CJK.findall(token.stderr)
     assert kit(practice, "901", "--submit").stderr.startswith("错误: 没有令牌")
+
+
+# What learner code can do to the process it runs in, and the verdict each gets.
+ENDINGS = {
+    "exits_at_import": ("import sys\n\nsys.exit(3)\n", "RE"),
+    "os_exit": ("def f(x):\n    import os\n\n    os._exit(5)\n", "RE"),
+    "segfault": ("def f(x):\n    import ctypes\n\n    return ctypes.string_at(0)\n", "RE"),
+    "endless_loop": ("def f(x):\n    while True:\n        pass\n", "TLE"),
+    "huge_allocation": ("import torch\n\n\ndef f(x):\n    return torch.empty(1 << 36)\n", "MLE"),
+}
+
+
+def judged(practice: Path, **env: str) -> dict[str, Any]:
+    done = kit(practice, "903", "--json", "--lang", "en", **env)
+    assert done.returncode == 1, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_the_kit_forks_its_runner_and_judges_as_a_new_runner_process(practice: Path, ending: str) -> None:
+    """The kit runs the learner's code in a child forked from itself (judge.core.forked); whatever
+    that code does to its process, the kit lives on and says what a new runner process says."""
+    source, verdict = ENDINGS[ending]
+    (practice / "qwen" / "limits.py").write_text(source)
+    forked = judged(practice)
+    cold = judged(practice, JUDGE_LOCAL_FORK="0")
+    assert forked["verdict"] == verdict, forked
+    shown = ("name", "verdict", "score", "message", "ran", "hint")
+    assert [{k: c.get(k) for k in shown} for c in forked["cases"]] == [
+        {k: c.get(k) for k in shown} for c in cold["cases"]
+    ]
+    kept = ("score", "log", "warnings")
+    assert [forked[k] for k in kept] == [cold[k] for k in kept]
+
+
+def test_the_kit_forks_only_where_it_may(practice: Path) -> None:
+    # The learner's code names the program its process runs: the kit's judge.py when forked
+    # from it, a new runner's __main__.py otherwise.
+    (practice / "qwen" / "limits.py").write_text(
+        "import os\nimport sys\n\n\ndef f(x):\n"
+        "    raise ValueError('main=' + os.path.basename(sys.modules['__main__'].__file__))\n"
+    )
+    assert "main=judge.py" in judged(practice)["cases"][0]["message"]
+    assert "main=__main__.py" in judged(practice, JUDGE_LOCAL_FORK="0")["cases"][0]["message"]
