@@ -8,7 +8,7 @@ from typing import Literal
 from judge.core.backend import Backend
 from judge.core.errors import JudgeError
 from judge.core.execution import RUNNER
-from judge.core.local import LocalBackend
+from judge.core.forked import local_backend
 from judge.core.messages import msg
 from judge.core.texts import Text
 from judge.settings import CODE_ROOT, SandboxSettings
@@ -37,7 +37,9 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
     backend's mode (cold, warm, fork) and pool come from `sandbox`.
     """
     if name == "local":
-        return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), []
+        # Each job in a child forked from this process, which has torch loaded, where that is
+        # safe (judge.core.forked: Linux, one thread), else in a new process.
+        return local_backend(CODE_ROOT, RUNNER), []
     # Imported here: the Docker SDK is only needed when Docker is asked for.
     from sandbox.docker_backend import DockerBackend
     from sandbox.docker_warm import PoolPolicy
@@ -57,7 +59,7 @@ def make_backend(name: BackendName, sandbox: SandboxSettings) -> tuple[Backend, 
         if name == "docker":
             raise BackendUnavailable(str(exc)) from exc
         reason = str(exc)
-    return LocalBackend(code_root=CODE_ROOT, runner=RUNNER), [msg("no_docker_fallback", reason=reason)]
+    return local_backend(CODE_ROOT, RUNNER), [msg("no_docker_fallback", reason=reason)]
 
 
 def require_sandbox(backend: Backend, allow_unsandboxed: bool) -> None:

@@ -8,7 +8,7 @@ import gc
 import pytest
 
 from judge.backends import BackendUnavailable, make_backend, require_sandbox
-from judge.core.local import LocalBackend
+from judge.core.forked import ForkedBackend
 from judge.settings import SandboxSettings
 
 NO_ENGINE = "unix:///tmp/no-docker-engine-here.sock"
@@ -21,7 +21,7 @@ def test_auto_without_an_engine_is_local_with_a_warning(monkeypatch: pytest.Monk
     monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
     backend, warnings = make_backend("auto", SandboxSettings())
     gc.collect()
-    assert isinstance(backend, LocalBackend)
+    assert isinstance(backend, ForkedBackend) and not backend.is_sandbox  # forked where safe
     assert len(warnings) == 1 and "no security boundary" in warnings[0] and "Docker" in warnings[0]
 
 
@@ -34,7 +34,7 @@ def test_docker_without_an_engine_is_an_error(monkeypatch: pytest.MonkeyPatch) -
 
 def test_local_is_local_without_warnings() -> None:
     backend, warnings = make_backend("local", SandboxSettings())
-    assert isinstance(backend, LocalBackend) and warnings == []
+    assert isinstance(backend, ForkedBackend) and backend.name == "local" and warnings == []
 
 
 def test_a_server_refuses_the_local_backend_unless_allowed() -> None:
