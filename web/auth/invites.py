@@ -57,19 +57,6 @@ def normal_code(code: str) -> str:
     return code.strip().lower()
 
 
-def _out(row: InviteCode) -> InviteOut:
-    return InviteOut(
-        id=row.id,
-        prefix=row.prefix,
-        note=row.note,
-        uses=row.uses,
-        max_uses=row.max_uses,
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-        revoked_at=row.revoked_at,
-    )
-
-
 def create(db: Session, secret_key: str, admin: User, body: InviteRequest) -> NewInvite:
     code = INVITE_PREFIX + "".join(secrets.choice(ALPHABET) for _ in range(CODE_CHARS))
     now = utcnow()
@@ -84,12 +71,13 @@ def create(db: Session, secret_key: str, admin: User, body: InviteRequest) -> Ne
     )
     db.add(row)
     db.commit()
-    return NewInvite(**_out(row).model_dump(), code=code)
+    return NewInvite(**InviteOut.model_validate(row, from_attributes=True).model_dump(), code=code)
 
 
 def listed(db: Session) -> list[InviteOut]:
     """Every code, newest first (used-up, expired and revoked ones too: the record of who came in)."""
-    return [_out(row) for row in db.scalars(select(InviteCode).order_by(InviteCode.id.desc()))]
+    rows = db.scalars(select(InviteCode).order_by(InviteCode.id.desc()))
+    return [InviteOut.model_validate(row, from_attributes=True) for row in rows]
 
 
 def revoke(db: Session, invite_id: int) -> InviteOut:
@@ -99,7 +87,7 @@ def revoke(db: Session, invite_id: int) -> InviteOut:
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         db.commit()
-    return _out(row)
+    return InviteOut.model_validate(row, from_attributes=True)
 
 
 def take_use(db: Session, secret_key: str, code: str) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from judge.authoring.package import Problem
 from web.auth.models import User
 from web.classes.access import managed_class
-from web.classes.gradebook import Cell, Gradebook, gradebook
+from web.classes.gradebook import Gradebook, gradebook
 from web.classes.models import Assignment, Group
 from web.errors import N_, ApiError
 
@@ -31,6 +31,8 @@ NO_ASSIGNMENT = N_("There is no assignment {id}.")
 
 
 class GradeCell(BaseModel):
+    """A gradebook.Cell as the API gives it (read from its attributes)."""
+
     problem_id: str
     max_score: int
     best_in_time: int | None  # best score made by the learner's due time; null: no attempt in time
@@ -102,19 +104,6 @@ def class_gradebooks(
     return group, [gradebook(db, group, a, tops) for a in assignments]
 
 
-def _cell(cell: Cell) -> GradeCell:
-    return GradeCell(
-        problem_id=cell.problem_id,
-        max_score=cell.max_score,
-        best_in_time=cell.best_in_time,
-        best_overall=cell.best_overall,
-        first_accepted_at=cell.first_accepted_at,
-        attempts=cell.attempts,
-        late=cell.late,
-        grade=cell.grade,
-    )
-
-
 def as_json(group: Group, book: Gradebook) -> GradebookOut:
     return GradebookOut(
         class_id=group.id,
@@ -135,7 +124,7 @@ def as_json(group: Group, book: Gradebook) -> GradebookOut:
                 username=r.username,
                 due_at=r.due_at,
                 extended=r.extended,
-                cells=[_cell(c) for c in r.cells],
+                cells=[GradeCell.model_validate(c, from_attributes=True) for c in r.cells],
                 total=r.total,
                 solved=r.solved,
             )
