@@ -23,7 +23,7 @@ from judge.authoring.package import Problem, all_problem_dirs
 from judge.authoring.starters import has_chinese
 from tests.judge.authoring.test_kit import python_3_10, run
 from tests.paths import REPO_ROOT
-from tests.web.pages.test_starters_and_tags import code_only
+from tests.sources import code_only
 
 PROBLEMS = REPO_ROOT / "problems"
 

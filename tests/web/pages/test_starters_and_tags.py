@@ -3,29 +3,17 @@ code untouched; tags in the reader's language."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
 
 from judge.authoring.starters import WIDTH, _width, has_chinese, in_language
+from tests.sources import code_only
 from web.pages.tags import TAG_NAMES_ZH, tag_names
 
 PROBLEMS = Path(__file__).resolve().parents[3] / "problems"
 STARTERS = sorted(PROBLEMS.glob("*/starter.py"))
-
-
-def code_only(source: str) -> str:
-    """The starter's syntax tree without its docstrings (the code the learner starts from)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            value = body[0].value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                value.value = ""
-    return ast.dump(tree)
 
 
 @pytest.mark.parametrize("path", STARTERS, ids=lambda p: p.parent.name)
