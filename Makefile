@@ -39,10 +39,11 @@ typecheck: setup
 
 # Two phases: the suite in TEST_JOBS processes (pytest-xdist; a module's tests stay in one
 # process, as their servers are module fixtures; TEST_JOBS=0 runs it in this one), then the
-# `serial` tests alone, because they measure time and memory limits and a load.
+# `serial` tests alone, because they measure time and memory limits and a load. Modules go out
+# longest first (estimated in tests/conftest.py), so no long one is left for the end.
 TEST_JOBS ?= 2
 pytest: setup frontend
-	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile -m "not serial" --durations=25
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=25
 	$(BIN)/pytest -m serial --durations=10
 
 validate: setup
@@ -55,6 +56,7 @@ bench: setup
 	$(BIN)/pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/bench_sandbox.py --repeat 20
 	$(BIN)/python bench/bench_e2e.py --n 50
+	$(BIN)/python bench/bench_problems.py --n 20
 	$(BIN)/python bench/bench_load.py --learners 8 --duration 60
 	$(BIN)/python bench/bench_web.py
 

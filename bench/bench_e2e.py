@@ -28,6 +28,7 @@ from common import (
     save_and_plot,
     server_shape,
     shape_label,
+    submit_and_wait,
 )
 
 
@@ -70,28 +71,16 @@ def main() -> None:
         client = Client(server.url, register(server.url, "bench"))
         code = (REPO / "problems/204-rmsnorm/solutions/accepted/div_sqrt_sum.py").read_text()
 
-        def submit_and_wait() -> float:
-            start = time.perf_counter()
-            body = {"problem_id": "204", "code": code, "mode": "submit"}
-            status, sub = client.request("POST", "/api/submissions", body)
-            assert status == 202, (status, sub)
-            wait = ""
-            while True:
-                status, got = client.request("GET", f"/api/submissions/{sub['id']}{wait}")
-                assert status == 200, (status, got)
-                if got["status"] == "done":
-                    assert got["verdict"] == "AC", got
-                    return (time.perf_counter() - start) * 1000
-                if args.poll_ms:
-                    time.sleep(args.poll_ms / 1000)
-                else:
-                    wait = "?wait=20"  # long-poll, as the browser and the kit do
+        def timed() -> float:
+            judged = submit_and_wait(client, "204", code, args.poll_ms)
+            assert judged.verdict == "AC", judged
+            return judged.latency_ms
 
-        submit_and_wait()  # the reference's cache is filled on the first judgement
+        timed()  # the reference's cache is filled on the first judgement
         latencies = []
         for _ in range(args.n):
             time.sleep(args.gap_ms / 1000)
-            latencies.append(submit_and_wait())
+            latencies.append(timed())
         shape = server.describe()
         what = server.backend + (f" {args.mode}" if args.mode else "")
         rows = [

@@ -646,3 +646,80 @@ def machine_cpu() -> tuple[float, float]:
     idle = values[3] + values[4]  # idle + iowait
     tick = os.sysconf("SC_CLK_TCK")
     return (sum(values[:8]) - idle) / tick, sum(values[:8]) / tick
+
+
+# The floor of any problem (bench_problems.py): bare_ms for a problem whose reference imports
+# other problems' parts (qwen.norm, ...) or whose cases read its data files (a checkpoint).
+
+
+def problem_floor_ms(problem_id: str, repeat: int = 20) -> list[float]:
+    """bare_ms for any shipped problem: its reference's cases in this warm process, on one
+    torch thread as the runner runs them (`RunnerJob.threads`), with the part problems'
+    references importable (as the trusted run serves them) and the package's data files read
+    where they lie. Only the cases are timed: no sandbox, no runner, no comparison, and the
+    reference (with its parts) loaded untimed before each repetition, fresh as each job
+    loads it."""
+    import torch
+
+    from judge.authoring.package import find_problem
+    from judge.core.casekit import Rng, use_data_dir
+    from judge.core.runner.parts import FINDER
+
+    problem = find_problem(problem_id, REPO / "problems")
+    cases = problem.cases
+    module = types.ModuleType("solution")
+    code = compile(problem.reference.source(), "solution.py", "exec")
+
+    def load() -> None:
+        FINDER.install(problem.reference_parts())
+        module.__dict__.clear()
+        module.__dict__["__name__"] = "solution"
+        exec(code, module.__dict__)
+
+    def run_all() -> None:
+        for c in cases:
+            torch.default_generator.manual_seed(c.seed)
+            c.fn(module, Rng(c.seed))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    use_data_dir(str(problem.root) if problem.spec.data else None)
+    try:
+        load()
+        run_all()  # warm-up: first backward, lazy imports
+        return timed(run_all, repeat, between=load)
+    finally:
+        use_data_dir(None)
+        FINDER.install([])
+        torch.set_num_threads(threads)
+
+
+@dataclass
+class Judged:
+    """One Submit as the learner saw it, followed to its verdict."""
+
+    id: int
+    sent_wall: float  # time.time() when the POST was sent (the database's stamps are on this clock)
+    done_wall: float  # time.time() when the answer saying done was read
+    latency_ms: float
+    verdict: str
+
+
+def submit_and_wait(client: Client, problem: str, code: str, poll_ms: float = 0.0) -> Judged:
+    """POST the code as a Submit and follow it to its verdict: with the long-poll, as the browser
+    and the kit do, or by polling every `poll_ms`."""
+    sent_wall, start = time.time(), time.perf_counter()
+    body = {"problem_id": problem, "code": code, "mode": "submit"}
+    status, sub = client.request("POST", "/api/submissions", body)
+    assert status == 202, (status, sub)
+    wait = ""
+    while True:
+        status, got = client.request("GET", f"/api/submissions/{sub['id']}{wait}")
+        assert status == 200, (status, got)
+        if got["status"] == "done":
+            latency = (time.perf_counter() - start) * 1000
+            return Judged(int(sub["id"]), sent_wall, time.time(), latency, str(got["verdict"]))
+        if poll_ms:
+            time.sleep(poll_ms / 1000)
+        else:
+            wait = "?wait=20"

@@ -326,7 +326,7 @@ def _job(
         solutions=[solution],
         forbidden=list(problem.spec.forbidden),
         parts=list(parts),
-        data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
+        data=dict(problem.data()),  # raw, after the job's JSON (judge.core.runner.job)
         scratch=scratch,
     )
 

@@ -7,7 +7,6 @@ the process stopped (time, memory, output, a crash, or the judge's own failure).
 
 from __future__ import annotations
 
-import base64
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -91,7 +90,7 @@ def run_solutions(
         solutions=solutions,
         forbidden=list(problem.spec.forbidden),
         parts=list(parts),
-        data={rel: base64.b64encode(raw).decode("ascii") for rel, raw in problem.data().items()},
+        data=dict(problem.data()),  # raw, after the job's JSON (judge.core.runner.job)
         record_inputs=record_inputs,
     )
     watch = None if on_case is None else cases_reported(case_names, on_case)

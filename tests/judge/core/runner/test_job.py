@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 
+import pytest
+
 from judge.core.runner.job import RunnerJob, SolutionSource, load_cases_code, marshalled_cases
 
 CASES = """
@@ -46,3 +48,21 @@ def test_another_interpreter_compiles_the_source_instead() -> None:
     for cases_code in (foreign, ""):
         code = load_cases_code(dataclasses.replace(job(cases_code), cases_source=CASES + "VALUE += 1\n"))
         assert run(code)["VALUE"] == 43  # from the source, not from the marshalled code
+
+
+def test_data_files_travel_raw_after_the_json_and_come_back_byte_for_byte() -> None:
+    checkpoint = bytes(range(256)) * 3 + b"\n\n{}"  # newlines and braces: nothing JSON may read
+    sent = dataclasses.replace(
+        job(""),
+        data={"ckpt/model.safetensors": checkpoint, "notes.txt": b"as before", "e": b""},
+    )
+    wire = sent.to_bytes()
+    assert checkpoint in wire and base64.b64encode(checkpoint) not in wire  # raw, not base64
+    assert RunnerJob.from_bytes(wire) == sent
+
+
+def test_a_job_whose_bytes_do_not_match_its_data_files_is_refused() -> None:
+    wire = dataclasses.replace(job(""), data={"a": b"12345"}).to_bytes()
+    for broken in (wire[:-1], wire + b"6"):
+        with pytest.raises(ValueError, match=r"data file|after its last"):
+            RunnerJob.from_bytes(broken)
