@@ -10,9 +10,11 @@ from judge.expected import ExpectedStore
 from tests.paths import run_tmp
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _close_shared_backend() -> Iterator[None]:
-    """The problem tests' shared backend (tests.factories.shared_backend) holds ready containers."""
+    """The shared backend (tests.factories.shared_backend) holds ready containers: they go with
+    the module that started them, before a later module of this process counts the process's
+    containers (modules run in any order; tests/problems/ overrides this to share one pool)."""
     yield
     from tests.factories import close_shared_backend
 

@@ -13,3 +13,9 @@ def _shared_backend_for_these_tests() -> Iterator[None]:
     from tests.factories import close_shared_backend
 
     close_shared_backend()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_shared_backend() -> Iterator[None]:
+    """Overrides the root conftest's per-module close: here one pool serves the whole package."""
+    yield

@@ -131,7 +131,12 @@ def test_the_listener_reconnects_and_says_anything_may_have_changed(pg_engine: E
         notices.subscribe(Topic.QUEUED, heard)
         with pg_engine.connect() as conn:
             killed = conn.execute(
-                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :a"),
+                # This test's database only: another test's listener, on the same server in
+                # the other test process, is not this one's to kill.
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name = :a AND datname = current_database()"
+                ),
                 {"a": APPLICATION_NAME},
             ).all()
         assert killed == [(True,)]
